@@ -1,0 +1,88 @@
+"""Canonical JSON, SHA-256 hashing and atomic writes: the one helper for all artifacts.
+
+Every dataset, episode log and manifest goes through these functions so that the
+same content always gives the same bytes (sorted keys, no spaces, UTF-8, trailing
+newline, gzip mtime 0) and a crash never leaves a half-written file behind.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+
+def dumps(obj: Any) -> str:
+    """Canonical JSON: sorted keys, compact separators, non-ASCII kept as is."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def jsonl_bytes(rows: Iterable[Any], compress: bool = False) -> bytes:
+    data = "".join(dumps(r) + "\n" for r in rows).encode("utf-8")
+    if not compress:
+        return data
+    buf = io.BytesIO()
+    # mtime=0 and no file name keep gzip output byte-stable.
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0, filename="") as gz:
+        gz.write(data)
+    return buf.getvalue()
+
+
+def write_jsonl(path: str | Path, rows: Iterable[Any]) -> None:
+    atomic_write_bytes(path, jsonl_bytes(rows, compress=str(path).endswith(".gz")))
+
+
+def write_json(path: str | Path, obj: Any, indent: int | None = 2) -> None:
+    """Human-facing JSON (indented, sorted keys); still byte-stable."""
+    text = json.dumps(obj, sort_keys=True, indent=indent, ensure_ascii=False) + "\n"
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def read_jsonl(path: str | Path) -> Iterator[Any]:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{lineno}: invalid JSON line ({e.msg})") from None
+
+
+def read_json(path: str | Path) -> Any:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)

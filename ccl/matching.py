@@ -1,0 +1,89 @@
+"""Per-argument matching rules and answer-fact checks used by the validator.
+
+A gold argument is ``{"rule": R, "value": V}``. The rules encode the conversions a
+model must perform (relative dates to ISO, 12h to 24h times, currency names and
+symbols to ISO codes, urgency words to priorities) by comparing the converted value
+only after harmless normalisation (case, surrounding and repeated whitespace).
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from .toolkit import ToolError
+
+
+def norm_text(s: str) -> str:
+    return " ".join(s.split()).casefold()
+
+
+def _time_24h(v: str) -> str | None:
+    m = re.fullmatch(r"([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?", v.strip())
+    return f"{int(m.group(1)):02d}:{m.group(2)}" if m else None
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=0.01)
+
+
+def arg_matches(rule: str, gold: Any, value: Any) -> bool:
+    """Does a model-supplied ``value`` satisfy the gold argument ``(rule, gold)``?"""
+    if rule == "any":
+        return True
+    if rule == "exact":
+        return isinstance(value, str) and norm_text(value) == norm_text(gold)
+    if rule == "date":
+        return isinstance(value, str) and value.strip()[:10] == gold and (
+            len(value.strip()) == 10 or value.strip()[10] in "T ")
+    if rule == "time":
+        return isinstance(value, str) and _time_24h(value) == gold
+    if rule == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and _close(value, gold)
+    if rule == "integer":
+        return isinstance(value, int) and not isinstance(value, bool) and value == gold
+    if rule == "substring_of":  # a non-empty search string that finds the gold name
+        return isinstance(value, str) and bool(norm_text(value)) and norm_text(value) in norm_text(gold)
+    if rule == "contains":  # gold: keywords that must all occur
+        return isinstance(value, str) and all(k.casefold() in value.casefold() for k in gold)
+    if rule == "set":  # gold: list of strings, order-free
+        return (isinstance(value, list) and all(isinstance(x, str) for x in value)
+                and sorted(norm_text(x) for x in value) == sorted(norm_text(x) for x in gold))
+    if rule == "expr":  # gold: the value the expression must evaluate to
+        from .tools import evaluate_expression
+        try:
+            return isinstance(value, str) and _close(evaluate_expression(value), gold)
+        except ToolError:
+            return False
+    raise ValueError(f"unknown matching rule {rule!r}")
+
+
+def args_match(gold_args: dict[str, dict], args: dict[str, Any]) -> bool:
+    """All gold arguments present and matching; extra optional arguments are tolerated."""
+    return all(k in args and arg_matches(g["rule"], g["value"], args[k])
+               for k, g in gold_args.items()) and all(
+        k in gold_args for k, v in args.items() if v not in (None, [], ""))
+
+
+def number_forms(x: float) -> list[str]:
+    """Accepted spellings of a number in an answer.
+
+    The number as observed (shortest form), with thousands separators, and for
+    money-like values (at most 2 decimals) also with exactly 2 decimals:
+    1234.5 -> ["1,234.5", "1,234.50", "1234.5", "1234.50"].
+    """
+    x = round(float(x), 6)
+    if x == int(x):
+        forms = {str(int(x)), f"{int(x):,}"}
+    else:
+        plain = repr(x)
+        intpart, frac = plain.split(".")
+        forms = {plain, f"{int(intpart):,}.{frac}" if not intpart.startswith("-") else plain}
+    if round(x, 2) == x:
+        forms |= {f"{x:.2f}", f"{x:,.2f}"}
+    return sorted(forms)
+
+
+def fact_present(alternatives: list[str], answer: str) -> bool:
+    a = norm_text(answer)
+    return any(norm_text(alt) in a for alt in alternatives)

@@ -1,0 +1,319 @@
+"""The one episode loop: parse an action, validate, enforce permissions, ask for
+approval, inject faults, execute, observe, enforce limits.
+
+Every driver (oracle data, teacher generation, evaluation, the CLI, the server)
+feeds assistant text into :meth:`Episode.step`; a policy never touches the world.
+Nothing a model writes can crash the loop: malformed or oversized actions, unknown
+tools, bad arguments and tools that raise all become observations and are recorded.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from .catalogue import Catalogue
+from .jsonio import dumps
+from .prompt import system_prompt
+from .toolkit import ToolError, validate_args
+from .tools import TOOLS
+from .world import World
+
+STATUSES = ("done", "refused", "blocked", "failed")
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_turns: int = 8  # assistant turns per episode
+    max_calls_per_turn: int = 6
+    max_calls_total: int = 16
+    max_parse_errors: int = 2  # the episode ends at this many unparseable turns
+    tool_timeout_s: float = 2.0  # a tool running longer is reported as a timeout and undone
+    max_action_chars: int = 16_000  # longer assistant text is a parse error
+    max_json_depth: int = 32  # deeper nesting is a parse error (no recursion blow-ups)
+
+
+# ---------------------------------------------------------------- parsing
+@dataclass
+class Action:
+    calls: list[dict] | None = None  # [{"tool": str, "args": dict}]
+    final: str | None = None
+    status: str | None = None
+
+
+_THINK_RE = re.compile(r"<think>.*?(</think>|$)", re.S)
+_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+
+
+def _too_deep(text: str, limit: int) -> bool:
+    depth = 0
+    for ch in text:
+        if ch in "{[":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "}]":
+            depth -= 1
+    return False
+
+
+def _normalise(obj: Any) -> Action | str:
+    """Turn a decoded JSON value into an Action, or return an error message."""
+    if isinstance(obj, list):
+        obj = {"calls": obj}
+    if not isinstance(obj, dict):
+        return "the action must be a JSON object"
+    if "tool" in obj or "name" in obj:
+        obj = {"calls": [obj]}
+    if "final" in obj:
+        if not isinstance(obj["final"], str):
+            return "final must be a string"
+        if obj.get("status") not in STATUSES:
+            return f"status must be one of {list(STATUSES)}"
+        return Action(final=obj["final"], status=obj["status"])
+    calls = obj.get("calls")
+    if not isinstance(calls, list) or not calls:
+        return 'expected {"calls": [...]} with at least one call, or {"final": ..., "status": ...}'
+    out = []
+    for c in calls:
+        if not isinstance(c, dict):
+            return "each call must be an object with tool and args"
+        name = c.get("tool", c.get("name"))
+        args = c.get("args", c.get("arguments", c.get("parameters", {})))
+        if not isinstance(name, str):
+            return "each call needs a tool name"
+        out.append({"tool": name, "args": args})
+    return Action(calls=out)
+
+
+def _is_strict(text: str) -> bool:
+    """Exactly one schema-conforming JSON object, nothing around it."""
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(obj, dict):
+        return False
+    if set(obj) == {"final", "status"}:
+        return isinstance(obj["final"], str) and obj["status"] in STATUSES
+    if set(obj) == {"calls"} and isinstance(obj["calls"], list) and obj["calls"]:
+        return all(isinstance(c, dict) and set(c) == {"tool", "args"} and isinstance(c["tool"], str)
+                   and isinstance(c["args"], dict) for c in obj["calls"])
+    return False
+
+
+def parse_action(text: Any, limits: Limits = Limits()) -> tuple[Action | None, str | None, bool]:
+    """Lenient parse: returns (action, error message, strict-schema flag); never raises."""
+    if not isinstance(text, str):
+        return None, "the assistant message must be text", False
+    if len(text) > limits.max_action_chars:
+        return None, f"action longer than {limits.max_action_chars} characters", False
+    if _too_deep(text, limits.max_json_depth):
+        return None, f"JSON nested deeper than {limits.max_json_depth} levels", False
+    strict = _is_strict(text.strip())
+    body = _THINK_RE.sub("", text)
+    candidates = [m.group(1) for m in _FENCE_RE.finditer(body)] + [body]
+    decoder = json.JSONDecoder()
+    error = "no JSON object found"
+    for cand in candidates:
+        for m in re.finditer(r"[\[{]", cand):
+            try:
+                obj, _ = decoder.raw_decode(cand, m.start())
+            except (ValueError, RecursionError):
+                continue
+            result = _normalise(obj)
+            if isinstance(result, Action):
+                return result, None, strict
+            error = result
+            break  # the first JSON value in a candidate is the action
+    return None, error, False
+
+
+def format_action(action: Action) -> str:
+    """The canonical serialisation of an action (training targets and histories):
+    tool before args, args with sorted keys, one space after separators."""
+    if action.calls is None:
+        return json.dumps({"final": action.final, "status": action.status}, ensure_ascii=False)
+    inner = ", ".join('{"tool": ' + json.dumps(c["tool"], ensure_ascii=False) + ', "args": '
+                      + json.dumps(c["args"], ensure_ascii=False, sort_keys=True) + "}"
+                      for c in action.calls)
+    return '{"calls": [' + inner + "]}"
+
+
+# ---------------------------------------------------------------- approval
+class Approver(Protocol):
+    def __call__(self, task: dict, tool: str, args: dict) -> bool: ...
+
+
+def scripted_approver(task: dict, tool: str, args: dict) -> bool:
+    """Datasets and evaluation: the task's scripted decision; unscripted means deny."""
+    return task.get("approvals", {}).get(tool) == "approve"
+
+
+def terminal_approver(task: dict, tool: str, args: dict) -> bool:
+    """The CLI: ask a real person."""
+    answer = input(f"\nApprove {tool}({dumps(args)})? [y/N] ")
+    return answer.strip().lower() in ("y", "yes")
+
+
+# ---------------------------------------------------------------- the episode
+@dataclass
+class Episode:
+    """State of one episode; feed assistant text to :meth:`step` until ``done``."""
+
+    task: dict
+    approver: Callable[[dict, str, dict], bool] = scripted_approver
+    limits: Limits = Limits()
+    system: str | None = None  # override (few-shot variants); default: the standard prompt
+    catalogue: Catalogue = field(init=False)
+    world: World = field(init=False)
+    messages: list[dict] = field(init=False)
+    turns: list[dict] = field(default_factory=list)
+    calls: list[dict] = field(default_factory=list)
+    effects: list[dict] = field(default_factory=list)
+    final: str | None = None
+    status: str | None = None
+    end_reason: str | None = None
+    parse_errors: int = 0
+    scratch: dict = field(default_factory=dict)  # per-episode policy state (the oracle's)
+    _attempts: Counter = field(default_factory=Counter)
+    _denied: set = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.catalogue = Catalogue(self.task)
+        self.world = World(self.task["world"])
+        self.messages = [{"role": "system", "content": self.system or system_prompt(self.task, self.catalogue)},
+                         {"role": "user", "content": self.task["request"]}]
+
+    @property
+    def done(self) -> bool:
+        return self.end_reason is not None
+
+    def step(self, text: str) -> None:
+        """Consume one assistant turn."""
+        if self.done:
+            raise RuntimeError("episode already finished")
+        action, error, strict = parse_action(text, self.limits)
+        turn = {"index": len(self.turns), "text": text, "strict": strict, "error": error,
+                "action": None if action is None else action.__dict__, "calls": []}
+        self.turns.append(turn)
+        self.messages.append({"role": "assistant", "content": text})
+        if action is None:
+            self.parse_errors += 1
+            self._observe([{"error": {"kind": "parse_error", "message": error}}])
+            if self.parse_errors >= self.limits.max_parse_errors:
+                self.end_reason = "parse_errors"
+        elif action.final is not None:
+            self.final, self.status, self.end_reason = action.final, action.status, "final"
+        else:
+            results = [self._call(turn, i, c) for i, c in enumerate(action.calls)]
+            self._observe(results)
+            if any(r.get("error", {}).get("kind") == "call_budget_exhausted" for r in results):
+                self.end_reason = "call_limit"
+        if not self.done and len(self.turns) >= self.limits.max_turns:
+            self.end_reason = "turn_limit"
+
+    def _observe(self, results: list[dict]) -> None:
+        self.messages.append({"role": "user", "content": "Results:\n" + "\n".join(dumps(r) for r in results)})
+
+    def _call(self, turn: dict, index: int, call: dict) -> dict:
+        name, args = call["tool"], call["args"]
+        rec: dict[str, Any] = {"turn": turn["index"], "tool": name, "args": args, "canonical": None,
+                               "cargs": None, "outcome": None, "executed": False}
+        turn["calls"].append(len(self.calls))
+        self.calls.append(rec)
+        obs = self._dispatch(rec, index)
+        rec["observation"] = obs
+        return {"tool": name, **obs}
+
+    def _dispatch(self, rec: dict, index: int) -> dict:
+        def fail(kind: str, message: str, **extra: Any) -> dict:
+            rec["outcome"] = kind
+            return {"ok": False, "error": {"kind": kind, "message": message, **extra}}
+
+        if index >= self.limits.max_calls_per_turn:
+            return fail("too_many_calls_in_turn",
+                        f"at most {self.limits.max_calls_per_turn} calls per turn; not run")
+        if len(self.calls) > self.limits.max_calls_total:
+            return fail("call_budget_exhausted",
+                        f"at most {self.limits.max_calls_total} calls per episode; not run")
+        tool = self.catalogue.to_canonical(rec["tool"]) if isinstance(rec["tool"], str) else None
+        if tool is None:
+            return fail("unknown_tool", f"no tool named {rec['tool']!r} in the catalogue")
+        rec["canonical"] = tool
+        if not isinstance(rec["args"], dict):
+            return fail("invalid_args", "args must be a JSON object")
+        cargs = self.catalogue.args_to_canonical(tool, rec["args"])
+        rec["cargs"] = cargs
+        spec = TOOLS[tool]
+        if (err := validate_args(spec, cargs)) is not None:
+            err = re.sub(r"'\?(\w+)'", r"'\1'", err)
+            return fail("invalid_args", err)
+        if spec.roles and self.task["role"] not in spec.roles:
+            return fail("permission_denied", f"role {self.task['role']} may not use this tool")
+        if spec.approval:
+            if tool in self._denied:
+                return fail("denied_retry", "the user already declined this action")
+            if not self.approver(self.task, tool, cargs):
+                self._denied.add(tool)
+                return fail("approval_denied", "the user declined this action")
+        self._attempts[tool] += 1
+        for f in self.task.get("faults", []):
+            if f["tool"] != tool:
+                continue
+            if f["kind"] == "timeout" and self._attempts[tool] in f["calls"]:
+                return fail("timeout", "the service timed out; try again", retryable=True)
+            if f["kind"] == "service_unavailable":
+                fb = spec.fallback
+                return fail("service_unavailable", "the service is down", retryable=False,
+                            fallback=self.catalogue.surface(fb) if fb else None)
+        return self._execute(rec, tool, cargs)
+
+    def _execute(self, rec: dict, tool: str, cargs: dict) -> dict:
+        spec = TOOLS[tool]
+        snapshot = copy.deepcopy(self.world.state) if spec.side_effect else None
+        start = time.perf_counter()
+        try:
+            result = spec.fn(self.world, **cargs)
+        except ToolError as e:
+            rec["outcome"] = e.kind
+            return {"ok": False, "error": {"kind": e.kind, "message": e.message}}
+        except Exception as e:  # a bug or pathological input inside a tool: report, don't crash
+            rec["outcome"] = "tool_error"
+            return {"ok": False, "error": {"kind": "tool_error", "message": f"{type(e).__name__}: {e}"[:300]}}
+        if time.perf_counter() - start > self.limits.tool_timeout_s:
+            if snapshot is not None:
+                self.world.state = snapshot
+            rec["outcome"] = "timeout"
+            return {"ok": False, "error": {"kind": "timeout", "message": "the tool took too long",
+                                           "retryable": True}}
+        rec["outcome"], rec["executed"], rec["result"] = "ok", True, result
+        if spec.side_effect:
+            self.effects.append({"tool": tool, "args": cargs})
+        return {"ok": True, "result": result}
+
+    def record(self) -> dict:
+        """Everything the validator and the datasets need, as plain JSON."""
+        return {"task_id": self.task["id"], "messages": self.messages, "turns": self.turns,
+                "calls": self.calls, "effects": self.effects, "final": self.final,
+                "status": self.status, "end_reason": self.end_reason,
+                "parse_errors": self.parse_errors}
+
+
+class Policy(Protocol):
+    def act(self, episode: Episode) -> str: ...
+
+
+def run_episode(task: dict, policy: Policy, approver: Callable = scripted_approver,
+                limits: Limits = Limits(), on_turn: Callable[[Episode], None] | None = None) -> Episode:
+    """Drive one episode to the end with one policy."""
+    ep = Episode(task, approver, limits)
+    while not ep.done:
+        ep.step(policy.act(ep))
+        if on_turn:
+            on_turn(ep)
+    return ep
