@@ -1,0 +1,42 @@
+"""Recompute the SHA-256 of every dataset and adapter and compare with the manifests.
+
+    python scripts/verify.py              # data/ and runs/ of this repository
+    python scripts/verify.py --root DIR   # every manifest.json under DIR
+
+Exit status 0 when everything matches; 1 with one line per file that differs, is
+missing, or is present but listed in no manifest.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ccl.manifest import verify_tree  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", type=Path, default=None, help="tree to check instead of this repository")
+    args = ap.parse_args(argv)
+    if args.root is not None:
+        if not args.root.is_dir():
+            ap.error(f"--root {args.root}: not a directory")
+        root, scan = args.root, [args.root]
+    else:
+        root, scan = ROOT, [ROOT / "data", ROOT / "runs"]
+    problems = verify_tree(root, scan)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"verify: {len(problems)} problem(s)", file=sys.stderr)
+        return 1
+    print(f"verify: all files match their manifests under {root}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
