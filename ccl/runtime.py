@@ -57,7 +57,7 @@ def _too_deep(text: str, limit: int) -> bool:
             if depth > limit:
                 return True
         elif ch in "}]":
-            depth -= 1
+            depth = max(depth - 1, 0)  # stray closers must not buy extra nesting
     return False
 
 
@@ -67,7 +67,7 @@ def _normalise(obj: Any) -> Action | str:
         obj = {"calls": obj}
     if not isinstance(obj, dict):
         return "the action must be a JSON object"
-    if "tool" in obj or "name" in obj:
+    if "final" not in obj and ("tool" in obj or "name" in obj):
         obj = {"calls": [obj]}
     if "final" in obj:
         if not isinstance(obj["final"], str):
@@ -115,6 +115,12 @@ def parse_action(text: Any, limits: Limits = Limits()) -> tuple[Action | None, s
     if _too_deep(text, limits.max_json_depth):
         return None, f"JSON nested deeper than {limits.max_json_depth} levels", False
     strict = _is_strict(text.strip())
+    try:  # a whole-text JSON value is taken as is (its strings may mention "<think>")
+        result = _normalise(json.loads(text))
+        if isinstance(result, Action):
+            return result, None, strict
+    except (ValueError, RecursionError):
+        pass
     body = _THINK_RE.sub("", text)
     candidates = [m.group(1) for m in _FENCE_RE.finditer(body)] + [body]
     decoder = json.JSONDecoder()

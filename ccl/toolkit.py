@@ -8,6 +8,7 @@ and never described twice. Argument validation uses the same derived schema.
 from __future__ import annotations
 
 import inspect
+import math
 import types
 import re
 import typing
@@ -147,8 +148,8 @@ def _check_value(p: Param, v: Any) -> str | None:
         if isinstance(v, bool) or not isinstance(v, int):
             return f"{p.name} must be an integer"
     elif p.type == "number":
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            return f"{p.name} must be a number"
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            return f"{p.name} must be a finite number"
     elif p.type == "array":
         if not isinstance(v, list) or len(v) > MAX_LIST:
             return f"{p.name} must be a list of at most {MAX_LIST} items"

@@ -8,6 +8,7 @@ inventory, maps. Tools raise :class:`ToolError` for conditions the model must se
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import re
 from typing import Literal, Optional
@@ -280,8 +281,8 @@ def evaluate_expression(expression: str) -> float:
         raise ToolError("invalid_argument", "only numbers and + - * / % ** ( ) are allowed")
 
     value = ev(tree)
-    if abs(value) > 1e15:
-        raise ToolError("invalid_argument", "result too large")
+    if not math.isfinite(value) or abs(value) > 1e15:
+        raise ToolError("invalid_argument", "result is not a finite number below 1e15")
     return value
 
 

@@ -49,7 +49,8 @@ def _dependency_safe(task: dict, record: dict) -> bool:
             if c["canonical"] is None:
                 continue
             for ident in _ID_RE.findall(json.dumps(c["args"], ensure_ascii=False)):
-                if ident not in seen:
+                # whole-token match: having seen ORD-12345 does not make ORD-1234 seen
+                if not re.search(r"(?<![\w-])" + re.escape(ident) + r"(?![\w-])", seen):
                     return False
         seen += "".join(json.dumps(record["calls"][ci].get("observation", {}), ensure_ascii=False)
                         for ci in turn["calls"])
