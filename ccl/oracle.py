@@ -32,6 +32,9 @@ class OraclePolicy:
     def act(self, ep: Episode) -> str:
         return format_action(self.decide(ep))
 
+    def act_batch(self, eps: list[Episode]) -> list[str]:
+        return [self.act(ep) for ep in eps]
+
     def decide(self, ep: Episode) -> Action:
         st = ep.scratch.setdefault("oracle", {"state": {}, "results": {}, "pending": []})
         nodes = ep.task["gold"]["nodes"]

@@ -5,21 +5,45 @@ import datetime as dt
 
 from .catalogue import Catalogue
 
-SYSTEM = """You are an assistant that completes the user's request by calling tools.
-Today is {today} ({weekday}). The user's role is {role}.
-
-Tools:
-{tools}
-
+# The static instructions come first so every episode's prompt starts with the same text:
+# a backend can prefill that shared head once and reuse its KV cache (STATIC_HEAD).
+STATIC_HEAD = """You are an assistant that completes the user's request by calling tools.
 Answer every turn with exactly one JSON object and nothing else:
-{{"calls": [{{"tool": "<name>", "args": {{...}}}}]}} to call tools (several calls in one turn run in parallel, so combine only calls that do not need each other's results), or
-{{"final": "<answer for the user>", "status": "done|refused|blocked|failed"}} when you are finished.
+{"calls": [{"tool": "<name>", "args": {...}}]} to call tools (several calls in one turn run in parallel, so combine only calls that do not need each other's results), or
+{"final": "<answer for the user>", "status": "done|refused|blocked|failed"} when you are finished.
 Use only the listed tools, names and parameters. Take identifiers from earlier results, never guess them. Tool results come back in the next user message.
 Status: done = request completed; refused = your role does not allow it; blocked = the user declined an approval (do not retry it); failed = it cannot be completed (something was not found or no tool can do it). Retry a call that timed out; use the declared fallback when a service is unavailable. If no tool is needed, answer directly."""
 
+SYSTEM = STATIC_HEAD + """
 
-def system_prompt(task: dict, catalogue: Catalogue | None = None) -> str:
+Today is {today} ({weekday}). The user's role is {role}.
+Tools:
+{tools}"""
+
+
+# Few-shot variant A+: two worked examples whose tools are never in any catalogue, so they
+# teach the action format and the loop without leaking an answer.
+FEWSHOT = """
+
+Example 1 (tools from another app, for illustration only):
+User: Water the roses in zone B, then tell me the soil moisture there.
+Assistant: {"calls": [{"tool": "water_plants", "args": {"zone": "B"}}]}
+User: Results:
+{"ok":true,"result":{"zone":"B","soil_moisture_pct":41},"tool":"water_plants"}
+Assistant: {"final": "Zone B is watered; soil moisture is now 41%.", "status": "done"}
+
+Example 2:
+User: Look up recipes for soup and salad.
+Assistant: {"calls": [{"tool": "find_recipe", "args": {"dish": "soup"}}, {"tool": "find_recipe", "args": {"dish": "salad"}}]}
+User: Results:
+{"error":{"kind":"not_found","message":"no recipe for 'soup'"},"ok":false,"tool":"find_recipe"}
+{"ok":true,"result":{"dish":"salad","recipe_id":"RC-204"},"tool":"find_recipe"}
+Assistant: {"final": "I found a salad recipe (RC-204) but no soup recipe.", "status": "failed"}"""
+
+
+def system_prompt(task: dict, catalogue: Catalogue | None = None, fewshot: bool = False) -> str:
     catalogue = catalogue or Catalogue(task)
     day = dt.date.fromisoformat(task["today"])
-    return SYSTEM.format(today=task["today"], weekday=day.strftime("%A"), role=task["role"],
-                         tools=catalogue.render())
+    text = SYSTEM.replace("{today}", task["today"]).replace("{weekday}", day.strftime("%A")).replace(
+        "{role}", task["role"]).replace("{tools}", catalogue.render())
+    return text + FEWSHOT if fewshot else text

@@ -313,8 +313,11 @@ def test_step_never_raises_on_arbitrary_text():
 def test_step_never_raises_on_random_json():
     seen = Counter()
 
+    call_shaped = st.builds(lambda cs: {"calls": cs}, st.lists(
+        st.fixed_dictionaries({"tool": st.sampled_from(sorted(TOOLS)), "args": json_values}), min_size=1, max_size=3))
+
     @cfg(150)
-    @given(tasks, st.lists(json_values.map(json.dumps), min_size=1, max_size=10))
+    @given(tasks, st.lists((json_values | call_shaped).map(json.dumps), min_size=1, max_size=10))
     def check(task, texts):
         ep = run(task, texts)
         check_episode_invariants(task, ep)

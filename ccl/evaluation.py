@@ -1,0 +1,121 @@
+"""Evaluation: run a policy over task splits, judge every episode, aggregate metrics.
+
+Episodes are appended to a partial log as they finish, so an interrupted evaluation
+resumes without redoing them; the final episode file is written atomically, ordered
+by split and task, once every episode is done.
+"""
+from __future__ import annotations
+
+import json
+import math
+import resource
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .rollout import rollout
+from .validate import validate
+
+MAIN_SPLITS = ("eval_id", "eval_ood", "eval_unseen", "eval_renamed")
+DIAGNOSTICS = ("tool_selection", "arg_correct", "dependency_safe", "strict_schema", "hallucinated_tools",
+               "unnecessary_calls", "invalid_args", "parse_errors", "turns", "parallel_ok",
+               "permission_violations", "denied_retries")
+
+
+@dataclass(frozen=True)
+class EvaluateConfig:
+    """What to evaluate and how; defaults are the paper profile's."""
+
+    splits: tuple[str, ...] = ("eval_id", "eval_ood", "eval_unseen", "eval_renamed", "eval_catalog_0",
+                               "eval_catalog_5", "eval_catalog_12")
+    max_tasks_per_split: int | None = None  # None: every task in the split file
+    batch_size: int = 64  # episodes decoded in lock-step
+    max_new_tokens: int = 256  # per assistant turn
+    backend: str = "torch"  # torch | mlx (student and trained runs)
+    student: str = "qwen2.5-0.5b-instruct"
+    teacher: str = "qwen3.5-4b-mlx-4bit"
+    teacher_backend: str = "mlx"
+
+
+def read_partial(path: Path) -> list[dict]:
+    """Finished episodes from an interrupted run; a torn last line is ignored."""
+    rows = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                break
+    return rows
+
+
+def run_tasks(tasks: list[dict], policy, partial: Path, batch_size: int, fewshot: bool,
+              progress: Callable[[int], None] = lambda n: None) -> dict:
+    """Evaluate the tasks not yet in ``partial``; append each finished episode there."""
+    done = {r["task_id"] for r in read_partial(partial)}
+    todo = [t for t in tasks if t["id"] not in done]
+    start = time.perf_counter()
+    n = 0
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    with open(partial, "a", encoding="utf-8") as log:
+        for task, ep, latency in rollout(todo, policy, batch_size=batch_size, fewshot=fewshot):
+            record = ep.record()
+            row = {"task_id": task["id"], "dataset": task["dataset"], "template": task["template"],
+                   "family": task["family"], "depth": task["depth"], "graph_seen": task.get("graph_seen"),
+                   "faults": bool(task["faults"]), "verdict": validate(task, record),
+                   "latency_s": round(latency, 3), "new_tokens": ep.scratch.get("tokens", 0),
+                   "record": record}
+            log.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
+            log.flush()
+            n += 1
+            progress(1)
+    return {"episodes_run": n, "episodes_resumed": len(done & {t["id"] for t in tasks}),
+            "wall_s": round(time.perf_counter() - start, 2)}
+
+
+def _mean(values: Iterable) -> float | None:
+    vals = [float(v) for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def summarise(rows: list[dict]) -> dict:
+    out = {"n": len(rows), "success": _mean(r["verdict"]["success"] for r in rows)}
+    for d in DIAGNOSTICS:
+        out[d] = _mean(r["verdict"][d] for r in rows)
+    return out
+
+
+def metrics(rows: list[dict], splits: Iterable[str]) -> dict:
+    by_split = {s: summarise([r for r in rows if r["dataset"] == s]) for s in splits}
+    pooled = [r for r in rows if r["dataset"] in MAIN_SPLITS]
+    return {"splits": by_split, "pooled_main": summarise(pooled) if pooled else None}
+
+
+def peak_memory_gb() -> float:
+    """Peak resident memory of this process (Linux reports KiB), or CUDA peak if larger."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    try:
+        import torch
+        if torch.cuda.is_available():
+            rss = max(rss, torch.cuda.max_memory_allocated() / 2**30)
+    except ImportError:
+        pass
+    return round(rss, 2)
+
+
+def efficiency(rows: list[dict], run: dict, stats) -> dict:
+    turns = _mean(r["verdict"]["turns"] for r in rows) or 0.0
+    gen_s = getattr(stats, "gen_seconds", 0.0)
+    new = getattr(stats, "new_tokens", 0)
+    n = run["episodes_run"]
+    return {"peak_mem_gb": peak_memory_gb(), "wall_s": run["wall_s"], "episodes": len(rows),
+            "episodes_this_run": n, "episodes_resumed": run["episodes_resumed"], "mean_turns": round(turns, 3),
+            "gen_tokens": new, "prompt_tokens": getattr(stats, "prompt_tokens", 0),
+            "gen_tok_per_s": round(new / gen_s, 2) if gen_s else None,
+            "mean_latency_s": round(run["wall_s"] / n, 3) if n else None,
+            "note": "timings cover the episodes run by this invocation" if run["episodes_resumed"] else ""}
+
+
+def is_finite(x) -> bool:
+    return x is None or (isinstance(x, (int, float)) and math.isfinite(x))

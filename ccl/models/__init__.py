@@ -1,0 +1,1 @@
+"""Model registry, weight resolution and the conversion cache (one loader for every source)."""

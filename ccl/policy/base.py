@@ -1,0 +1,85 @@
+"""The policy interface every backend implements, and generation settings.
+
+A backend turns chat prompts (already rendered with the tokenizer's own chat template)
+into assistant text. :class:`ModelPolicy` adapts a backend to the runtime: it renders
+each episode's messages, keeps per-episode backend state (the KV cache) in
+``episode.scratch`` so the next turn only prefills the new observation, and counts
+tokens and time.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..prompt import STATIC_HEAD
+from ..runtime import Episode
+
+
+@dataclass(frozen=True)
+class GenConfig:
+    max_new_tokens: int = 256  # per assistant turn (the write-up's cap)
+    temperature: float = 0.0  # 0 = greedy
+    top_p: float = 1.0
+    seed: int = 0  # sampling seed; each episode and turn derives its own generator from it
+
+
+@dataclass
+class GenOut:
+    text: str  # assistant text without special tokens
+    prompt_tokens: int  # tokens prefilled this turn (only the increment when the cache was reused)
+    new_tokens: int
+
+
+class Backend(Protocol):
+    name: str
+
+    def render(self, messages: list[dict]) -> str: ...
+
+    def generate(self, states: list[dict], prompts: list[str], gen: GenConfig,
+                 seeds: list[int]) -> list[GenOut]: ...
+
+
+@dataclass
+class Stats:
+    prompt_tokens: int = 0
+    new_tokens: int = 0
+    gen_seconds: float = 0.0
+    calls: int = 0
+
+
+def episode_seed(gen: GenConfig, ep: Episode) -> int:
+    """A per-episode, per-turn sampling seed that does not depend on batch composition."""
+    import zlib
+    return zlib.crc32(f"{gen.seed}|{ep.task['id']}|{len(ep.turns)}".encode())
+
+
+@dataclass
+class ModelPolicy:
+    backend: Any
+    gen: GenConfig = field(default_factory=GenConfig)
+    name: str = "model"
+    stats: Stats = field(default_factory=Stats)
+
+    def act(self, ep: Episode) -> str:
+        return self.act_batch([ep])[0]
+
+    def act_batch(self, eps: list[Episode]) -> list[str]:
+        prompts = [self.backend.render(ep.messages) for ep in eps]
+        states = [ep.scratch.setdefault("backend", {}) for ep in eps]
+        for st, prompt in zip(states, prompts):
+            if not st and STATIC_HEAD in prompt:  # a fresh episode: offer the shared prompt head
+                st["prefix"] = prompt[: prompt.index(STATIC_HEAD) + len(STATIC_HEAD)]
+        t0 = time.perf_counter()
+        outs = self.backend.generate(states, prompts, self.gen, [episode_seed(self.gen, ep) for ep in eps])
+        self.stats.gen_seconds += time.perf_counter() - t0
+        self.stats.calls += 1
+        for ep, o in zip(eps, outs):
+            self.stats.prompt_tokens += o.prompt_tokens
+            self.stats.new_tokens += o.new_tokens
+            ep.scratch["tokens"] = ep.scratch.get("tokens", 0) + o.new_tokens
+        return [o.text for o in outs]
+
+    def release(self, ep: Episode) -> None:
+        """Drop a finished episode's KV cache."""
+        ep.scratch.pop("backend", None)

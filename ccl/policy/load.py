@@ -1,0 +1,31 @@
+"""Build a policy by name: ``oracle``, or a registered model on a backend (torch | mlx)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..models.registry import ModelError, get_spec
+from ..models.weights import model_dir
+from ..oracle import OraclePolicy
+from .base import GenConfig, ModelPolicy
+
+BACKENDS = ("torch", "mlx")
+
+
+def load_backend(model: str, backend: str = "torch", adapter: str | Path | None = None,
+                 model_path: str | Path | None = None):
+    if backend not in BACKENDS:
+        raise ModelError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
+    get_spec(model)  # unknown names fail here, naming the registry
+    folder = model_dir(model, model_path)
+    if backend == "torch":
+        from .torch_backend import TorchBackend
+        return TorchBackend(folder, adapter)
+    from .mlx_backend import MLXBackend
+    return MLXBackend(folder, adapter)
+
+
+def load_policy(name: str, backend: str = "torch", adapter: str | Path | None = None,
+                gen: GenConfig | None = None, model_path: str | Path | None = None):
+    if name == "oracle":
+        return OraclePolicy()
+    return ModelPolicy(load_backend(name, backend, adapter, model_path), gen or GenConfig(), name=name)

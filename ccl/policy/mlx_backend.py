@@ -1,0 +1,74 @@
+"""MLX backend (mlx-lm): Apple silicon, and Linux CPU through ``mlx[cpu]``.
+
+Each episode keeps its own mlx-lm prompt cache across turns, so only the new
+observation is prefilled. Sequences are decoded one after another: mlx-lm's batch
+generator does not take per-sequence caches, and on CPU batching buys little (the
+matmuls are already compute-bound). Rendering and tokenisation use the same
+transformers tokenizer as the torch backend, so both see identical token ids.
+
+On Linux, mlx-cpu's bundled BLAS is slow; preloading the system OpenBLAS
+(``LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0``, Debian package
+``libopenblas0-pthread``) makes it about 40x faster.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+from .base import GenConfig, GenOut
+
+
+def _config_overrides(model_dir: Path) -> dict:
+    """transformers 5 writes rope_theta under rope_parameters; mlx-lm reads only the top-level
+    key and silently falls back to 10,000, which changes every output. Pass it through."""
+    cfg = json.loads((model_dir / "config.json").read_text())
+    rope = cfg.get("rope_parameters") or {}
+    if "rope_theta" not in cfg and "rope_theta" in rope:
+        return {"rope_theta": rope["rope_theta"]}
+    return {}
+
+
+class MLXBackend:
+    name = "mlx"
+
+    def __init__(self, model_dir: str | Path, adapter: str | Path | None = None):
+        import mlx_lm
+        from transformers import AutoTokenizer
+
+        self.model, wrapper = mlx_lm.load(str(model_dir), adapter_path=str(adapter) if adapter else None,
+                                          model_config=_config_overrides(Path(model_dir)))
+        self.tok = AutoTokenizer.from_pretrained(model_dir)
+        self.eos_ids = set(wrapper.eos_token_ids) | ({self.tok.eos_token_id} - {None})
+        self._step = importlib.import_module("mlx_lm.generate").generate_step
+
+    def render(self, messages: list[dict]) -> str:
+        return self.tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+    def generate(self, states: list[dict], prompts: list[str], gen: GenConfig,
+                 seeds: list[int]) -> list[GenOut]:
+        import mlx.core as mx
+        from mlx_lm.models.cache import make_prompt_cache
+        from mlx_lm.sample_utils import make_sampler
+
+        outs = []
+        for st, prompt, seed in zip(states, prompts, seeds):
+            st.pop("prefix", None)  # shared-head reuse is a torch-backend optimisation only
+            if st.get("text") and prompt.startswith(st["text"]):
+                text = prompt[len(st["text"]):]
+            else:
+                st["cache"] = make_prompt_cache(self.model)
+                text = prompt
+            ids = self.tok(text, add_special_tokens=False).input_ids
+            mx.random.seed(seed)
+            sampler = make_sampler(temp=gen.temperature, top_p=gen.top_p if gen.temperature > 0 else 0.0)
+            out: list[int] = []
+            for token, _ in self._step(mx.array(ids), self.model, max_tokens=gen.max_new_tokens,
+                                       sampler=sampler, prompt_cache=st["cache"]):
+                out.append(int(token))
+                if out[-1] in self.eos_ids:
+                    break
+            # the last token is not in the cache yet; it is prefilled with the next turn
+            st["text"] = prompt + self.tok.decode(out[:-1])
+            outs.append(GenOut(self.tok.decode(out, skip_special_tokens=True), len(ids), len(out)))
+        return outs

@@ -1,0 +1,90 @@
+"""Stage evaluate: run one configuration over the profile's evaluation splits.
+
+    python scripts/evaluate.py --name A_base            # student, no adapter
+    python scripts/evaluate.py --name A_fewshot         # student + two worked examples (A+)
+    python scripts/evaluate.py --name teacher
+    python scripts/evaluate.py --name oracle
+    python scripts/evaluate.py --name B_s0 --adapter runs/B_s0/adapter
+
+Writes results/runs/<name>/episodes.jsonl.gz (every episode with its full transcript and
+verdict) and metrics.json (success and every diagnostic per split and pooled, plus
+efficiency). Interrupted runs resume from results/runs/<name>/episodes.partial.jsonl.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tqdm import tqdm  # noqa: E402
+
+from ccl.config import ConfigError, load_params, stage_config  # noqa: E402
+from ccl.evaluation import EvaluateConfig, efficiency, metrics, read_partial, run_tasks  # noqa: E402
+from ccl.jsonio import read_jsonl, write_json, write_jsonl  # noqa: E402
+from ccl.models.registry import ModelError  # noqa: E402
+from ccl.policy.base import GenConfig  # noqa: E402
+from ccl.policy.load import load_policy  # noqa: E402
+
+BASELINES = ("A_base", "A_fewshot", "teacher", "oracle")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--name", required=True, help=f"{', '.join(BASELINES)}, or a run name with --adapter")
+    ap.add_argument("--adapter", type=Path, default=None, help="LoRA adapter folder for a trained run")
+    ap.add_argument("--profile", default=None)
+    ap.add_argument("--params", type=Path, default=ROOT / "params.yaml")
+    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1" / "tasks")
+    ap.add_argument("--out", type=Path, default=ROOT / "results" / "runs")
+    ap.add_argument("--model-path", default=None, help="local copy of a hub model")
+    args = ap.parse_args(argv)
+    try:
+        cfg, profile = stage_config(load_params(args.params), "evaluate", EvaluateConfig, args.profile,
+                                    where=str(args.params))
+    except ConfigError as e:
+        ap.error(str(e))
+    if args.name not in BASELINES and args.adapter is None:
+        ap.error(f"--name {args.name}: not a baseline ({', '.join(BASELINES)}); pass --adapter for a trained run")
+    model, backend = cfg.student, cfg.backend
+    if args.name == "teacher":
+        model, backend = cfg.teacher, cfg.teacher_backend
+    tasks = []
+    for split in cfg.splits:
+        path = args.data / f"{split}.jsonl"
+        if not path.exists():
+            ap.error(f"{path}: split file missing; run the build_datasets stage first")
+        tasks += list(read_jsonl(path))[: cfg.max_tasks_per_split]
+    gen = GenConfig(max_new_tokens=cfg.max_new_tokens)
+    try:
+        policy = load_policy("oracle" if args.name == "oracle" else model, backend, args.adapter, gen,
+                             args.model_path)
+    except ModelError as e:
+        print(f"evaluate: {e}", file=sys.stderr)
+        return 2
+    out = args.out / args.name
+    partial = out / "episodes.partial.jsonl"
+    print(f"evaluate {args.name}: {len(tasks)} tasks, profile {profile}, "
+          f"{'oracle' if args.name == 'oracle' else f'{model} on {backend}'}")
+    with tqdm(total=len(tasks), initial=len({r['task_id'] for r in read_partial(partial)}), unit="ep") as bar:
+        run = run_tasks(tasks, policy, partial, cfg.batch_size, fewshot=args.name == "A_fewshot",
+                        progress=bar.update)
+    order = {t["id"]: i for i, t in enumerate(tasks)}
+    rows = sorted((r for r in read_partial(partial) if r["task_id"] in order), key=lambda r: order[r["task_id"]])
+    write_jsonl(out / "episodes.jsonl.gz", rows)
+    result = {"name": args.name, "profile": profile, "model": None if args.name == "oracle" else model,
+              "backend": None if args.name == "oracle" else backend,
+              "adapter": str(args.adapter) if args.adapter else None,
+              **metrics(rows, cfg.splits), "efficiency": efficiency(rows, run, getattr(policy, "stats", None))}
+    write_json(out / "metrics.json", result)
+    partial.unlink()
+    pooled = result["pooled_main"]
+    print(f"evaluate {args.name}: pooled success {pooled['success']:.3f} over {pooled['n']} main-split episodes"
+          if pooled else f"evaluate {args.name}: done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

