@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+from .jsonio import atomic_write_bytes
 from .rollout import rollout
 from .validate import validate
 
@@ -53,11 +54,15 @@ def read_partial(path: Path) -> list[dict]:
 def run_tasks(tasks: list[dict], policy, partial: Path, batch_size: int, fewshot: bool,
               progress: Callable[[int], None] = lambda n: None) -> dict:
     """Evaluate the tasks not yet in ``partial``; append each finished episode there."""
-    done = {r["task_id"] for r in read_partial(partial)}
+    kept = read_partial(partial)
+    done = {r["task_id"] for r in kept}
     todo = [t for t in tasks if t["id"] not in done]
     start = time.perf_counter()
     n = 0
     partial.parent.mkdir(parents=True, exist_ok=True)
+    # rewrite the log without a torn last line, so appended episodes start on a fresh line
+    atomic_write_bytes(partial, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n"
+                                        for r in kept).encode("utf-8"))
     with open(partial, "a", encoding="utf-8") as log:
         for task, ep, latency in rollout(todo, policy, batch_size=batch_size, fewshot=fewshot):
             record = ep.record()

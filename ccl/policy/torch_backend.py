@@ -37,43 +37,38 @@ def pick_device(device: str | None = None) -> str:
     return "cpu"
 
 
-class _PreallocLayer:
-    """A KV cache layer writing into preallocated buffers: ``DynamicLayer`` concatenates
-    the whole cache at every decoding step, which costs a full copy per token."""
+def _prealloc_layer_class():
+    from transformers.cache_utils import DynamicLayer
 
-    is_sliding = False
-    is_compileable = False
-    is_initialized = True
+    class PreallocLayer(DynamicLayer):
+        """A KV cache layer writing into preallocated buffers: ``DynamicLayer`` concatenates
+        the whole cache at every decoding step, which costs a full copy per token."""
 
-    def __init__(self, K: torch.Tensor, V: torch.Tensor, filled: int):
-        self.buf_k, self.buf_v, self.n = K, V, filled
+        def __init__(self, K: torch.Tensor, V: torch.Tensor, filled: int):
+            super().__init__()
+            self.buf_k, self.buf_v, self.n = K, V, filled
+            self.device, self.is_initialized = K.device, True
+            self._views()
 
-    @property
-    def keys(self) -> torch.Tensor:
-        return self.buf_k[:, :, : self.n]
+        def _views(self) -> None:
+            self.keys, self.values = self.buf_k[:, :, : self.n], self.buf_v[:, :, : self.n]
 
-    @property
-    def values(self) -> torch.Tensor:
-        return self.buf_v[:, :, : self.n]
+        def update(self, key_states, value_states, *args, **kwargs):
+            t = key_states.shape[-2]
+            self.buf_k[:, :, self.n:self.n + t] = key_states
+            self.buf_v[:, :, self.n:self.n + t] = value_states
+            self.n += t
+            self._views()
+            return self.keys, self.values
 
-    def update(self, key_states, value_states, *args, **kwargs):
-        t = key_states.shape[-2]
-        self.buf_k[:, :, self.n:self.n + t] = key_states
-        self.buf_v[:, :, self.n:self.n + t] = value_states
-        self.n += t
-        return self.keys, self.values
+        def get_seq_length(self) -> int:
+            return self.n
 
-    def get_seq_length(self) -> int:
-        return self.n
+        def batch_select_indices(self, indices: torch.Tensor) -> None:
+            self.buf_k, self.buf_v = self.buf_k[indices], self.buf_v[indices]
+            self._views()
 
-    def get_mask_sizes(self, query_length: int) -> tuple[int, int]:
-        return self.n + query_length, 0
-
-    def get_max_length(self) -> int:
-        return -1
-
-    def batch_select_indices(self, indices: torch.Tensor) -> None:
-        self.buf_k, self.buf_v = self.buf_k[indices], self.buf_v[indices]
+    return PreallocLayer
 
 
 class TorchBackend:
@@ -99,6 +94,7 @@ class TorchBackend:
         self.eos_ids = {i for i in eos + [self.tok.eos_token_id] if i is not None}
         self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else min(self.eos_ids)
         self._prefixes: dict[str, tuple[list, int]] = {}  # shared prompt head -> (KV per layer, length)
+        self._layer_cls = _prealloc_layer_class()
 
     def render(self, messages: list[dict]) -> str:
         return self.tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
@@ -149,7 +145,7 @@ class TorchBackend:
                 if st.get("len"):
                     K[i, :, S - st["len"]:S] = st["kv"][li][0]
                     V[i, :, S - st["len"]:S] = st["kv"][li][1]
-            layers.append(_PreallocLayer(K, V, S))
+            layers.append(self._layer_cls(K, V, S))
         cache.layers = layers
         return cache, lens
 
