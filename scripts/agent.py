@@ -1,6 +1,7 @@
 """Run one episode and print its transcript and verdict.
 
     python scripts/agent.py --template ch_contact_email --seed 3 --policy oracle [--approve ask]
+    python scripts/agent.py --template sel_fx --seed 1 --policy smollm2-135m-instruct [--adapter DIR]
 
 The last line printed is a JSON verdict with ``success`` and the diagnostics.
 """
@@ -14,12 +15,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ccl.jsonio import dumps  # noqa: E402
-from ccl.oracle import OraclePolicy  # noqa: E402
-from ccl.runtime import Episode, run_episode, scripted_approver, terminal_approver  # noqa: E402
+from ccl.models.registry import ModelError, load_registry  # noqa: E402
+from ccl.policy.load import BACKENDS, load_policy  # noqa: E402
+from ccl.prompt import system_prompt  # noqa: E402
+from ccl.runtime import Episode, scripted_approver, terminal_approver  # noqa: E402
 from ccl.tasks import POOLS, TEMPLATES, TaskError, generate_task  # noqa: E402
 from ccl.validate import validate  # noqa: E402
-
-POLICIES = {"oracle": OraclePolicy}
 
 
 def print_turn(ep: Episode) -> None:
@@ -37,7 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pool", default=None, choices=POOLS,
                     help="entity pool (default: train for training templates, eval otherwise)")
     ap.add_argument("--rename", default=None, choices=["train", "heldout"], help="alias vocabulary")
-    ap.add_argument("--policy", default="oracle", choices=sorted(POLICIES))
+    ap.add_argument("--policy", default="oracle", help="oracle, or a registered model name "
+                    f"({', '.join(sorted(load_registry()))})")
+    ap.add_argument("--adapter", default=None, help="LoRA adapter folder (model policies)")
+    ap.add_argument("--backend", default="torch", choices=BACKENDS)
+    ap.add_argument("--fewshot", action="store_true", help="append the two worked examples (A+)")
     ap.add_argument("--approve", default="script", choices=["script", "ask"],
                     help="script: the task's scripted decisions; ask: prompt on the terminal")
     args = ap.parse_args(argv)
@@ -49,10 +54,18 @@ def main(argv: list[str] | None = None) -> int:
     except TaskError as e:
         ap.error(str(e))
     approver = terminal_approver if args.approve == "ask" else scripted_approver
+    try:
+        policy = load_policy(args.policy, args.backend, args.adapter)
+    except ModelError as e:
+        ap.error(str(e))
     print(f"[task {task['id']}] family={task['family']} role={task['role']} "
           f"expected_status={task['expected_status']}")
-    print(f"\n[system]\n{Episode(task).messages[0]['content']}\n\n[user]\n{task['request']}")
-    ep = run_episode(task, POLICIES[args.policy](), approver=approver, on_turn=print_turn)
+    system = system_prompt(task, fewshot=args.fewshot)
+    print(f"\n[system]\n{system}\n\n[user]\n{task['request']}")
+    ep = Episode(task, approver, system=system)
+    while not ep.done:
+        ep.step(policy.act(ep))
+        print_turn(ep)
     verdict = {"task_id": task["id"], **validate(task, ep.record())}
     print()
     print(dumps(verdict))

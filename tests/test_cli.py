@@ -1,0 +1,37 @@
+"""scripts/agent.py: one episode, a readable transcript, a JSON verdict as the last line."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def agent(*args, stdin=""):
+    return subprocess.run([sys.executable, "scripts/agent.py", *args], cwd=ROOT, capture_output=True,
+                          text=True, input=stdin)
+
+
+def test_oracle_episode_prints_transcript_and_verdict():
+    r = agent("--template", "ch_contact_email", "--seed", "3", "--policy", "oracle")
+    assert r.returncode == 0
+    lines = r.stdout.strip().splitlines()
+    verdict = json.loads(lines[-1])
+    assert verdict["success"] is True and verdict["task_id"] == "ch_contact_email:train:3"
+    assert "[assistant]" in r.stdout and "Results:" in r.stdout
+
+
+def test_terminal_approval_prompt_is_real():
+    r = agent("--template", "ch_contact_email", "--seed", "3", "--approve", "ask", stdin="n\n")
+    verdict = json.loads(r.stdout.strip().splitlines()[-1])
+    assert "Approve send_email(" in r.stdout
+    assert verdict["success"] is False and "status_mismatch" in verdict["reasons"]  # the human said no
+
+
+def test_bad_template_seed_and_model_are_clear_errors():
+    r = agent("--template", "nope", "--seed", "1")
+    assert r.returncode == 2 and "unknown template 'nope'" in r.stderr
+    r = agent("--template", "sel_fx", "--seed", "-4")
+    assert r.returncode == 2 and "seed must be a non-negative integer" in r.stderr
+    r = agent("--template", "sel_fx", "--seed", "1", "--policy", "gpt-9")
+    assert r.returncode == 2 and "unknown model 'gpt-9'" in r.stderr
