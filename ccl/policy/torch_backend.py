@@ -106,7 +106,7 @@ class TorchBackend:
         if prefix not in self._prefixes:
             ids = torch.tensor([self.tok(prefix, add_special_tokens=False).input_ids], device=self.device)
             with torch.inference_mode():
-                cache = self.model(input_ids=ids, use_cache=True).past_key_values
+                cache = self.model(input_ids=ids, use_cache=True, logits_to_keep=1).past_key_values
             self._prefixes[prefix] = ([(layer.keys[0], layer.values[0]) for layer in cache.layers], ids.shape[1])
         st["kv"], st["len"] = self._prefixes[prefix]
         st["text"] = prefix
@@ -186,8 +186,10 @@ class TorchBackend:
             mask[i, S + T - n:] = 1
             pos[i, T - n:] = torch.arange(L, L + n)
         ids, mask, pos = ids.to(dev), mask.to(dev), pos.to(dev)
+        # logits_to_keep=1: the vocabulary projection of every prompt position would dominate
+        # prefill time and memory (batch x tokens x vocabulary floats) and is never used
         logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, cache=cache,
-                            use_cache=True).logits[:, -1]
+                            use_cache=True, logits_to_keep=1).logits[:, -1]
         next_pos = torch.tensor([L + len(inc) for L, inc in zip(lens, incs)], device=dev)
         gens = [torch.Generator(device="cpu").manual_seed(s) for s in seeds]
         rows = list(range(B))  # batch row -> original index
