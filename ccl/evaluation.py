@@ -7,7 +7,6 @@ by split and task, once every episode is done.
 from __future__ import annotations
 
 import json
-import math
 import resource
 import time
 from dataclasses import dataclass
@@ -120,7 +119,3 @@ def efficiency(rows: list[dict], run: dict, stats) -> dict:
             "gen_tok_per_s": round(new / gen_s, 2) if gen_s else None,
             "mean_latency_s": round(run["wall_s"] / n, 3) if n else None,
             "note": "timings cover the episodes run by this invocation" if run["episodes_resumed"] else ""}
-
-
-def is_finite(x) -> bool:
-    return x is None or (isinstance(x, (int, float)) and math.isfinite(x))

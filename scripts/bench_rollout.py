@@ -44,7 +44,7 @@ class NaivePolicy:
         return self.b.tok.decode(out[0, ids.input_ids.shape[1]:], skip_special_tokens=True)
 
 
-def timed(label: str, fn) -> tuple[float, list]:
+def timed(fn) -> tuple[float, dict]:
     t0 = time.perf_counter()
     texts = fn()
     dt = time.perf_counter() - t0
@@ -60,7 +60,7 @@ def transcripts(eps) -> dict[str, list[str]]:
 
 def engine_run(tasks, backend, gen, batch_size) -> tuple[float, dict]:
     policy = ModelPolicy(backend, gen)
-    return timed("engine", lambda: transcripts(ep for _, ep, _ in rollout(tasks, policy, batch_size)))
+    return timed(lambda: transcripts(ep for _, ep, _ in rollout(tasks, policy, batch_size)))
 
 
 def main() -> None:
@@ -81,7 +81,7 @@ def main() -> None:
         print(json.dumps({"seconds": t, "transcripts": got}))
         return
     torch_backend = load_backend(args.model, "torch")
-    t_naive, naive = timed("naive", lambda: transcripts(run_episode(t, NaivePolicy(torch_backend, gen)) for t in tasks))
+    t_naive, naive = timed(lambda: transcripts(run_episode(t, NaivePolicy(torch_backend, gen)) for t in tasks))
     t_engine, engine = engine_run(tasks, torch_backend, gen, args.batch_size)
     same = sum(naive[k] == engine[k] for k in naive)
     print(f"{n} episodes of {args.split}, {args.model}, max {args.max_new_tokens} new tokens/turn, "

@@ -75,9 +75,9 @@ def par_fx(b: Builder) -> None:
 @template("un_stock_parallel", "parallel", "unseen", 1)
 def un_stock_parallel(b: Builder) -> None:
     items = [b.product() for _ in range(2)]
-    while items[0][0] != items[1][0] and b.state["products"][items[0][0]]["in_stock"] == \
-            b.state["products"][items[1][0]]["in_stock"]:
-        b.state["products"][items[1][0]]["in_stock"] += 1  # distinct counts keep facts unambiguous
+    stock = [b.state["products"][sku] for sku, _ in items]
+    if stock[0]["in_stock"] == stock[1]["in_stock"]:
+        stock[1]["in_stock"] += 1  # distinct counts keep the two facts unambiguous
     b.pad(products=1)
     b.request = f"How many {items[0][1]} and {items[1][1]} units are in stock?"
     parts, refs = [], {}
