@@ -23,14 +23,14 @@ def act_batch(policy, eps: list[Episode]) -> list[str]:
 def rollout(tasks: list[dict], policy, batch_size: int = 16, fewshot: bool = False,
             approver: Callable = scripted_approver, limits: Limits = Limits()) -> Iterator[tuple[dict, Episode, float]]:
     """Yield (task, finished episode, seconds from its start to its end) as episodes finish."""
-    queue = sorted(tasks, key=lambda t: len(system_prompt(t, fewshot=fewshot)) + len(t["request"]))
+    prompts = [(system_prompt(t, fewshot=fewshot), t) for t in tasks]  # rendered once per task
+    queue = sorted(prompts, key=lambda p: len(p[0]) + len(p[1]["request"]))
     queue.reverse()  # pop() takes the shortest first
     live: list[tuple[Episode, float]] = []
     while queue or live:
         while queue and len(live) < batch_size:
-            task = queue.pop()
-            live.append((Episode(task, approver, limits, system=system_prompt(task, fewshot=fewshot)),
-                         time.perf_counter()))
+            system, task = queue.pop()
+            live.append((Episode(task, approver, limits, system=system), time.perf_counter()))
         texts = act_batch(policy, [e for e, _ in live])
         still = []
         for (ep, start), text in zip(live, texts):

@@ -31,6 +31,13 @@ class GenOut:
     new_tokens: int
 
 
+def cached_increment(state: dict, prompt: str) -> str | None:
+    """The part of ``prompt`` after the text whose KV cache ``state`` holds, or None when
+    the prompt does not extend it (a fresh episode, or a template that rewrote history)."""
+    cached = state.get("text")
+    return prompt[len(cached):] if cached and prompt.startswith(cached) else None
+
+
 class Backend(Protocol):
     name: str
 

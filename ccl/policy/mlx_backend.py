@@ -16,7 +16,7 @@ import importlib
 import json
 from pathlib import Path
 
-from .base import GenConfig, GenOut
+from .base import GenConfig, GenOut, cached_increment
 
 
 def _config_overrides(model_dir: Path) -> dict:
@@ -54,9 +54,8 @@ class MLXBackend:
         outs = []
         for st, prompt, seed in zip(states, prompts, seeds):
             st.pop("prefix", None)  # shared-head reuse is a torch-backend optimisation only
-            if st.get("text") and prompt.startswith(st["text"]):
-                text = prompt[len(st["text"]):]
-            else:
+            text = cached_increment(st, prompt)
+            if text is None:
                 st["cache"] = make_prompt_cache(self.model)
                 text = prompt
             ids = self.tok(text, add_special_tokens=False).input_ids

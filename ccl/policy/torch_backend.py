@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from .base import GenConfig, GenOut
+from .base import GenConfig, GenOut, cached_increment
 
 
 def pick_device(device: str | None = None) -> str:
@@ -116,9 +116,8 @@ class TorchBackend:
         for st, prompt in zip(states, prompts):
             if "prefix" in st:
                 self._seed_prefix(st)
-            if st.get("text") and prompt.startswith(st["text"]):
-                text = prompt[len(st["text"]):]
-            else:
+            text = cached_increment(st, prompt)
+            if text is None:
                 st.clear()
                 text = prompt
             incs.append(self.tok(text, add_special_tokens=False).input_ids)
