@@ -1,0 +1,21 @@
+"""Seeded, vectorised statistics for the study: bootstrap CIs, paired tests, Holm, pass^k.
+
+Outcome arrays are (seeds, tasks); every random function takes an explicit ``seed``
+and uses only local generators, so equal inputs and seed give identical floats.
+"""
+from .bootstrap import Interval, hierarchical_bootstrap, task_bootstrap
+from .multiple import holm
+from .paired import PairedResult, paired_difference, sign_flip_exact, sign_flip_p
+from .reliability import pass_hat_k
+
+__all__ = [
+    "Interval",
+    "PairedResult",
+    "hierarchical_bootstrap",
+    "holm",
+    "paired_difference",
+    "pass_hat_k",
+    "sign_flip_exact",
+    "sign_flip_p",
+    "task_bootstrap",
+]
