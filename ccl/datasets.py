@@ -120,7 +120,13 @@ def draw_split(spec: SplitSpec, composition: dict[str, int],
                     dropped += 1
                 else:  # this template only repeats training requests: let its siblings fill
                     live.remove(name)
-    return [{**t, "dataset": spec.name} for t in _rename(spec, tasks)], dropped
+    tasks = [{**t, "dataset": spec.name} for t in _rename(spec, tasks)]
+    # Seeded shuffle: stages use prefixes (the first n training tasks offered to the
+    # teacher, the first k tasks of an evaluation split), and a prefix of the
+    # family-by-family generation order would hold one family only.
+    # The catalogue-size splits share one order, so their prefixes hold the same base tasks.
+    random.Random(f"order|{spec.composition or spec.name}|{spec.seed_start}").shuffle(tasks)
+    return tasks, dropped
 
 
 def _rename(spec: SplitSpec, tasks: list[dict]) -> list[dict]:

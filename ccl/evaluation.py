@@ -32,10 +32,6 @@ class EvaluateConfig:
     max_tasks_per_split: int | None = None  # None: every task in the split file
     batch_size: int = 64  # episodes decoded in lock-step
     max_new_tokens: int = 256  # per assistant turn
-    backend: str = "torch"  # torch | mlx (student and trained runs)
-    student: str = "qwen2.5-0.5b-instruct"
-    teacher: str = "qwen3.5-4b-mlx-4bit"
-    teacher_backend: str = "mlx"
 
 
 def read_partial(path: Path) -> list[dict]:
@@ -48,6 +44,16 @@ def read_partial(path: Path) -> list[dict]:
             except json.JSONDecodeError:
                 break
     return rows
+
+
+def episode_row(task: dict, ep) -> dict:
+    """One finished episode with its task's strata, verdict, token counts and full record."""
+    record = ep.record()
+    return {"task_id": task["id"], "dataset": task["dataset"], "template": task["template"],
+            "family": task["family"], "depth": task["depth"], "graph_seen": task.get("graph_seen"),
+            "faults": bool(task["faults"]), "verdict": validate(task, record),
+            "new_tokens": ep.scratch.get("tokens", 0), "prompt_tokens": ep.scratch.get("prompt_tokens", 0),
+            "record": record}
 
 
 def run_tasks(tasks: list[dict], policy, partial: Path, batch_size: int, fewshot: bool,
@@ -64,12 +70,7 @@ def run_tasks(tasks: list[dict], policy, partial: Path, batch_size: int, fewshot
                                         for r in kept).encode("utf-8"))
     with open(partial, "a", encoding="utf-8") as log:
         for task, ep, latency in rollout(todo, policy, batch_size=batch_size, fewshot=fewshot):
-            record = ep.record()
-            row = {"task_id": task["id"], "dataset": task["dataset"], "template": task["template"],
-                   "family": task["family"], "depth": task["depth"], "graph_seen": task.get("graph_seen"),
-                   "faults": bool(task["faults"]), "verdict": validate(task, record),
-                   "latency_s": round(latency, 3), "new_tokens": ep.scratch.get("tokens", 0),
-                   "record": record}
+            row = {**episode_row(task, ep), "latency_s": round(latency, 3)}
             log.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
             log.flush()
             n += 1

@@ -18,7 +18,7 @@ from typing import Any, Callable, Protocol
 
 from .catalogue import Catalogue
 from .jsonio import dumps
-from .prompt import system_prompt
+from .prompt import observation_text, system_prompt
 from .toolkit import ToolError, validate_args
 from .tools import TOOLS
 from .world import World
@@ -70,11 +70,14 @@ def _normalise(obj: Any) -> Action | str:
     if "final" not in obj and ("tool" in obj or "name" in obj):
         obj = {"calls": [obj]}
     if "final" in obj:
-        if not isinstance(obj["final"], str):
+        final = obj["final"]
+        if final is None:
             return "final must be a string"
         if obj.get("status") not in STATUSES:
             return f"status must be one of {list(STATUSES)}"
-        return Action(final=obj["final"], status=obj["status"])
+        # lenient: a structured answer (small models often hand back the result object)
+        # is read as its canonical JSON text; strict-schema compliance is recorded apart
+        return Action(final=final if isinstance(final, str) else dumps(final), status=obj["status"])
     calls = obj.get("calls")
     if not isinstance(calls, list) or not calls:
         return 'expected {"calls": [...]} with at least one call, or {"final": ..., "status": ...}'
@@ -224,7 +227,7 @@ class Episode:
             self.end_reason = "turn_limit"
 
     def _observe(self, results: list[dict]) -> None:
-        self.messages.append({"role": "user", "content": "Results:\n" + "\n".join(dumps(r) for r in results)})
+        self.messages.append({"role": "user", "content": observation_text(results)})
 
     def _call(self, turn: dict, index: int, call: dict) -> dict:
         name, args = call["tool"], call["args"]

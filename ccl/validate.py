@@ -41,7 +41,32 @@ def _match_one_to_one(expected: list[dict], executed: list[dict]) -> bool:
 
 
 def _dependency_safe(task: dict, record: dict) -> bool:
-    """No call used an identifier (ID, email) before it appeared in the request or a result."""
+    """No call used an identifier (ID, email) before it appeared in the request or a result,
+    and no call matching a gold step was issued before each of that step's prerequisites
+    (or a declared fallback of it) had been called in an earlier turn."""
+    return _ids_observed_first(task, record) and _gold_order_respected(task, record)
+
+
+def _gold_order_respected(task: dict, record: dict) -> bool:
+    nodes = [n for n in task["gold"]["nodes"] if not n["forbidden"]]
+    stand_ins = {n["id"]: [n] + [f for f in nodes if f["fallback_for"] == n["id"]] for n in nodes}
+    first_turn: dict[str, int] = {}  # node id -> earliest turn with a matching call
+    for c in _attempts(record):
+        for n in nodes:
+            if c["canonical"] == n["tool"] and args_match(n["args"], c["cargs"]):
+                first_turn[n["id"]] = min(first_turn.get(n["id"], c["turn"]), c["turn"])
+    for c in _attempts(record):
+        for n in nodes:
+            if n["deps"] and c["canonical"] == n["tool"] and args_match(n["args"], c["cargs"]):
+                for d in n["deps"]:
+                    earliest = min((first_turn[s["id"]] for s in stand_ins.get(d, []) if s["id"] in first_turn),
+                                   default=None)
+                    if earliest is None or earliest >= c["turn"]:
+                        return False
+    return True
+
+
+def _ids_observed_first(task: dict, record: dict) -> bool:
     seen = task["request"]
     for turn in record["turns"]:
         for ci in turn["calls"]:

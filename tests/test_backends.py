@@ -66,14 +66,6 @@ def test_torch_and_mlx_give_the_same_greedy_action(torch_backend):
     assert t.text == m.text and t.new_tokens == m.new_tokens
 
 
-@pytest.fixture(scope="module")
-def smoke_data(tmp_path_factory):
-    out = tmp_path_factory.mktemp("data")
-    subprocess.run([sys.executable, "scripts/build_datasets.py", "--profile", "smoke", "--out", str(out)],
-                   cwd=ROOT, check=True, capture_output=True)
-    return out / "tasks"
-
-
 def evaluate(name, data, out, *extra):
     return subprocess.run([sys.executable, "scripts/evaluate.py", "--profile", "smoke", "--name", name,
                            "--data", str(data), "--out", str(out), *extra], cwd=ROOT, capture_output=True, text=True)

@@ -8,12 +8,14 @@ from ccl.runtime import Episode, Limits, format_action, parse_action
 from ccl.tasks import generate_task
 from ccl.toolkit import REGISTRY
 from ccl.validate import validate
+from ccl.prompt import NEXT_STEP
 
 
 def results(ep):
     """Decoded observations of the last turn."""
-    body = ep.messages[-1]["content"].split("\n", 1)[1]
-    return [json.loads(line) for line in body.splitlines()]
+    head, *lines, hint = ep.messages[-1]["content"].splitlines()
+    assert head == "Results:" and hint == NEXT_STEP  # every observation ends by asking for the next step
+    return [json.loads(line) for line in lines]
 
 
 def test_parse_lenient_forms_and_strict_flag():
@@ -136,3 +138,11 @@ def test_step_after_end_is_an_error():
         assert "already finished" in str(e)
     else:
         raise AssertionError("expected RuntimeError")
+
+
+def test_structured_final_is_read_as_canonical_json_but_not_strict():
+    action, error, strict = parse_action('{"final": {"rate": 0.0094, "base": "INR"}, "status": "done"}')
+    assert error is None and strict is False
+    assert action.final == '{"base":"INR","rate":0.0094}' and action.status == "done"
+    action, error, _ = parse_action('{"final": null, "status": "done"}')
+    assert action is None and error == "final must be a string"

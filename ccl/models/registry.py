@@ -28,6 +28,16 @@ class ModelSpec:
     extra: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ModelsConfig:
+    """Which registered models a profile uses (params.yaml ``models``); defaults are the paper's."""
+
+    student: str = "qwen2.5-0.5b-instruct"
+    student_backend: str = "torch"  # torch | mlx: the student, trained runs and training
+    teacher: str = "qwen3.5-4b-mlx-4bit"
+    teacher_backend: str = "mlx"
+
+
 def load_registry(path: Path = DEFAULT_REGISTRY) -> dict[str, ModelSpec]:
     with open(path, encoding="utf-8") as f:
         raw = yaml.safe_load(f)

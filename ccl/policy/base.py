@@ -85,6 +85,7 @@ class ModelPolicy:
             self.stats.prompt_tokens += o.prompt_tokens
             self.stats.new_tokens += o.new_tokens
             ep.scratch["tokens"] = ep.scratch.get("tokens", 0) + o.new_tokens
+            ep.scratch["prompt_tokens"] = ep.scratch.get("prompt_tokens", 0) + o.prompt_tokens
         return [o.text for o in outs]
 
     def release(self, ep: Episode) -> None:

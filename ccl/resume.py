@@ -1,0 +1,58 @@
+"""A resumable work log: finished chunks of a long job, one JSON line each.
+
+A long stage (teacher generation, evaluation) splits its work into fixed chunks and
+appends each chunk's results as one line once the whole chunk is done. A killed run
+loses at most the chunk in progress; a torn last line is ignored. The first line is a
+fingerprint of everything that determines the results (config, model, inputs): a log
+written under another fingerprint is discarded, never silently mixed in.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .jsonio import atomic_write_bytes, dumps
+
+
+class ChunkLog:
+    def __init__(self, path: Path, fingerprint: dict[str, Any]):
+        self.path = Path(path)
+        self.fingerprint = json.loads(dumps(fingerprint))  # canonical, JSON-comparable
+        self.chunks: dict[int, Any] = {}
+        self.discarded = False
+        self._load()
+
+    def _load(self) -> None:
+        lines = self.path.read_text(encoding="utf-8").splitlines() if self.path.exists() else []
+        entries = []
+        for line in lines:
+            try:
+                entries.append(json.loads(line))
+            except json.JSONDecodeError:
+                break  # torn by a kill mid-write: everything after it is lost work, not data
+        if entries and entries[0] != {"fingerprint": self.fingerprint}:
+            self.discarded, entries = True, []
+        self.chunks = {e["chunk"]: e["payload"] for e in entries[1:]}
+        # rewrite without a torn tail, so appended lines start on a fresh line
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        body = [{"fingerprint": self.fingerprint}] + [{"chunk": k, "payload": v} for k, v in self.chunks.items()]
+        atomic_write_bytes(self.path, "".join(dumps(e) + "\n" for e in body).encode("utf-8"))
+
+    def done(self, chunk: int) -> bool:
+        return chunk in self.chunks
+
+    def append(self, chunk: int, payload: Any) -> None:
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(dumps({"chunk": chunk, "payload": payload}) + "\n")
+            f.flush()
+        self.chunks[chunk] = payload
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def chunked(items: list, size: int) -> list[list]:
+    if size < 1:
+        raise ValueError(f"chunk size must be >= 1, got {size}")
+    return [items[i: i + size] for i in range(0, len(items), size)]

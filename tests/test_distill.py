@@ -1,0 +1,290 @@
+"""Teacher distillation (acceptance filter, resumable passes) and the SFT variants."""
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ccl.distill import REJECTION_REASONS, DistillConfig, judged_row, rejection_reasons, run_pass
+from ccl.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
+from ccl.oracle import OraclePolicy
+from ccl.resume import ChunkLog, chunked
+from ccl.rollout import rollout
+from ccl.runtime import Action, Episode, format_action
+from ccl.tasks import generate_task
+from ccl.validate import validate
+from ccl.variants import BuildSFTConfig, build_variants, describe_variant, teacher_rows
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------ acceptance filter
+def oracle_actions(task: dict) -> list[Action]:
+    ep, policy, actions = Episode(task), OraclePolicy(), []
+    while not ep.done:
+        actions.append(copy.deepcopy(policy.decide(ep)))
+        ep.step(format_action(actions[-1]))
+    return actions
+
+
+def replay(task: dict, texts: list[str]) -> dict:
+    ep = Episode(task)
+    for text in texts:
+        ep.step(text)
+    assert ep.done
+    return validate(task, ep.record())
+
+
+TASK = generate_task("ch_order_customer", 0, "train")  # get_order -> find_contact(customer) -> answer
+ACTS = oracle_actions(TASK)
+GET_ORDER = ACTS[0].calls[0]
+
+
+def texts(actions: list[Action]) -> list[str]:
+    return [format_action(a) for a in actions]
+
+
+# Each hand-made episode is the oracle's, with exactly one flaw; the expected rejection is hand-worked.
+FLAWED = {
+    "not_success": texts(ACTS[:-1] + [Action(final="Done.", status="done")]),  # the answer misses the facts
+    "parse_error": ["Let me look that order up."] + texts(ACTS),
+    "hallucinated_tools": texts([Action(calls=[{"tool": "lookup_everything", "args": {}}])] + ACTS),
+    "invalid_args": texts([Action(calls=[{"tool": "get_order", "args": {"order_id": 99541}}])] + ACTS),
+    "unnecessary_calls": texts(ACTS[:-1] + [Action(calls=[GET_ORDER])] + ACTS[-1:]),  # repeats a done call
+    # find_contact issued in the same turn as get_order, before the customer's name was returned
+    "dependency_unsafe": texts([Action(calls=ACTS[0].calls + ACTS[1].calls)] + ACTS[2:]),
+}
+
+
+def test_clean_oracle_episode_is_accepted():
+    assert rejection_reasons(replay(TASK, texts(ACTS))) == []
+
+
+@pytest.mark.parametrize("reason", REJECTION_REASONS)
+def test_each_flaw_is_rejected_for_exactly_its_reason(reason):
+    verdict = replay(TASK, FLAWED[reason])
+    assert rejection_reasons(verdict) == [reason]
+    # every flaw except the wrong answer still "succeeds": the filter is stricter than success
+    assert verdict["success"] is (reason != "not_success")
+
+
+def test_garbage_output_is_an_ordinary_rejection():
+    verdict = replay(TASK, ["{{{{", "]]] not json"])
+    assert set(rejection_reasons(verdict)) == {"not_success", "parse_error"}
+
+
+# ------------------------------------------------------------ resumable passes
+class Interrupt(Exception):
+    pass
+
+
+class StopAfter:
+    """Oracle policy that raises after ``n`` batched turns (a kill mid-chunk)."""
+
+    def __init__(self, n: int):
+        self.n, self.inner = n, OraclePolicy()
+
+    def act_batch(self, eps):
+        self.n -= 1
+        if self.n < 0:
+            raise Interrupt
+        return self.inner.act_batch(eps)
+
+
+def train_task(template: str, seed: int) -> dict:
+    return {**generate_task(template, seed, "train"), "dataset": "train_pool"}
+
+
+def test_pass_resumes_from_last_finished_chunk(tmp_path):
+    tasks = [train_task(t, s) for t in ("sel_weather", "ch_deep3", "par_fx") for s in range(3)]
+    cfg = DistillConfig(chunk=4, batch_size=2)
+    full = run_pass(tasks, OraclePolicy(), ChunkLog(tmp_path / "a.partial.jsonl", {"x": 1}), cfg, 1)
+    log_path = tmp_path / "b.partial.jsonl"
+    with pytest.raises(Interrupt):
+        run_pass(tasks, StopAfter(7), ChunkLog(log_path, {"x": 1}), cfg, 1)
+    done = ChunkLog(log_path, {"x": 1}).chunks
+    assert 0 < len(done) < len(chunked(tasks, 4))  # some, not all, chunks survived the kill
+    resumed = run_pass(tasks, OraclePolicy(), ChunkLog(log_path, {"x": 1}), cfg, 1)
+    assert [json.dumps(r, sort_keys=True) for r in resumed] == [json.dumps(r, sort_keys=True) for r in full]
+    assert [r["task_id"] for r in full] == [t["id"] for t in tasks]
+    assert all(r["accepted"] for r in full)
+
+
+def test_chunk_log_ignores_torn_line_and_other_fingerprints(tmp_path):
+    path = tmp_path / "p.partial.jsonl"
+    log = ChunkLog(path, {"cfg": 1})
+    log.append(0, {"rows": [1]})
+    log.append(1, {"rows": [2]})
+    with open(path, "a") as f:
+        f.write('{"chunk": 2, "payl')  # killed mid-write
+    again = ChunkLog(path, {"cfg": 1})
+    assert sorted(again.chunks) == [0, 1] and not again.discarded
+    again.append(2, {"rows": [3]})
+    assert sorted(ChunkLog(path, {"cfg": 1}).chunks) == [0, 1, 2]
+    other = ChunkLog(path, {"cfg": 2})
+    assert other.discarded and other.chunks == {}
+
+
+# ------------------------------------------------------------ the distill script on the smoke profile
+def run_script(*args, **kw):
+    return subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, **kw)
+
+
+def test_distill_killed_and_rerun_gives_byte_identical_files(smoke_data, tmp_path):
+    base = ["scripts/distill.py", "--profile", "smoke", "--data", str(smoke_data)]
+    straight = tmp_path / "straight"
+    p = run_script(*base, "--out", str(straight))
+    out, _ = p.communicate()
+    assert p.returncode == 0, out
+    killed = tmp_path / "killed"
+    p = run_script(*base, "--out", str(killed))
+    partial = killed / "pass1.partial.jsonl"
+    deadline = time.time() + 600
+    while time.time() < deadline and p.poll() is None:  # kill once the first chunk is logged
+        if partial.exists() and len(partial.read_text().splitlines()) >= 2:
+            p.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.2)
+    p.wait()
+    assert p.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    assert not (killed / "pass1.jsonl.gz").exists()
+    p = run_script(*base, "--out", str(killed))
+    out, _ = p.communicate()
+    assert p.returncode == 0, out
+    for name in ("pass1.jsonl.gz", "pass2.jsonl.gz"):
+        assert sha256_file(killed / name) == sha256_file(straight / name), name
+    s1, s2 = read_json(straight / "summary.json"), read_json(killed / "summary.json")
+    for key in ("episodes", "accepted", "rejection_reasons", "gen_tokens", "prompt_tokens"):
+        assert s1["passes"]["pass1"][key] == s2["passes"]["pass1"][key]
+    pass1 = list(read_jsonl(straight / "pass1.jsonl.gz"))
+    pass2 = list(read_jsonl(straight / "pass2.jsonl.gz"))
+    assert s1["tasks_offered"] == len(pass1) == 8
+    # pass 2 reruns exactly the tasks pass 1 rejected, and counts in the summary match the files
+    assert [r["task_id"] for r in pass2] == [r["task_id"] for r in pass1 if not r["accepted"]]
+    assert s1["passes"]["pass1"]["accepted"] == sum(r["accepted"] for r in pass1)
+    assert s1["passes"]["pass2"]["episodes"] == len(pass2)
+    assert not list(killed.glob("*.partial.jsonl"))
+
+
+# ------------------------------------------------------------ SFT variants
+def fake_teacher_episodes(pool: list[dict]) -> list[dict]:
+    """Teacher episodes made by the oracle (accepted) on every other task, rejected elsewhere."""
+    rows = []
+    for i, task in enumerate(pool):
+        policy = OraclePolicy()
+        _, ep, _ = next(rollout([task], policy, batch_size=1))
+        row = judged_row(task, ep, 1)
+        if i % 2:
+            row = {**row, "accepted": False, "rejection_reasons": ["not_success"]}
+        rows.append(row)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def variant_inputs():
+    pool = [train_task(t, s) for s in range(6) for t in ("sel_weather", "ch_deep2", "rec_fx_timeout",
+                                                                      "appr_email_denied")]
+    for i, t in enumerate(pool):
+        t["id"] = f"train-{i:04d}"
+    from ccl.sft import sft_row
+    oracle = {}
+    for t in pool:
+        _, ep, _ = next(rollout([t], OraclePolicy(), batch_size=1))
+        oracle[t["id"]] = sft_row(t, ep.record(), "oracle")
+    offered = pool[:16]
+    episodes = fake_teacher_episodes(offered)
+    return pool, offered, episodes, oracle
+
+
+def test_variant_sizes_overlap_and_composition(variant_inputs):
+    pool, offered, episodes, oracle = variant_inputs
+    teacher = teacher_rows({t["id"]: t for t in pool}, episodes)
+    assert len(teacher) == 8  # every other offered task was accepted
+    v, notes = build_variants(BuildSFTConfig(budget=6, c_full=20, seed=3), pool, [t["id"] for t in offered],
+                              teacher, oracle)
+    assert {k: len(r) for k, r in v.items()} == {"B": 6, "C": 6, "C_matched": 6, "C_25": 2, "C_50": 3,
+                                                 "C_full": 20, "Dmix": 12, "Dseq": 12}
+    offered_ids = {t["id"] for t in offered}
+    assert {r["source"] for r in v["B"]} == {"teacher"} and {r["source"] for r in v["C"]} == {"oracle"}
+    assert [r["task_id"] for r in v["C_matched"]] == [r["task_id"] for r in v["B"]]
+    assert {r["task_id"] for r in v["C"]} <= offered_ids and len({r["task_id"] for r in v["C"]}) == 6
+    assert v["C_25"] == v["C"][:2] and v["C_50"] == v["C"][:3]
+    assert [r["phase"] for r in v["Dseq"]] == [0] * 6 + [1] * 6
+    assert notes == {"budget_requested": 6, "budget_used": 6, "teacher_accepted": 8}
+    d = describe_variant(v["Dmix"])
+    assert d["episodes"] == 12 and d["sources"] == {"oracle": 6, "teacher": 6}
+    assert sum(d["families"].values()) == 12
+    assert d["sft_rows"] == sum(m["role"] == "assistant" for r in v["Dmix"] for m in r["messages"])
+
+
+def test_budget_shrinks_to_accepted_with_a_note(variant_inputs):
+    pool, offered, episodes, oracle = variant_inputs
+    teacher = teacher_rows({t["id"]: t for t in pool}, episodes)
+    v, notes = build_variants(BuildSFTConfig(budget=100), pool, [t["id"] for t in offered], teacher, oracle)
+    assert len(v["B"]) == len(v["C"]) == len(v["C_matched"]) == 8 and len(v["C_full"]) == len(pool)
+    assert "shortfall" in notes and notes["budget_used"] == 8
+
+
+def test_teacher_and_oracle_turns_share_one_surface_form(variant_inputs):
+    pool, offered, episodes, oracle = variant_inputs
+    teacher = teacher_rows({t["id"]: t for t in pool}, episodes)
+    for row in teacher:
+        same = oracle[row["task_id"]]
+        assert row["messages"] == same["messages"]  # same decisions -> identical text, only the source differs
+
+
+def make_data_dir(root: Path, variant_inputs) -> Path:
+    pool, offered, episodes, oracle = variant_inputs
+    data = root / "data"
+    write_jsonl(data / "tasks" / "train_pool.jsonl", pool)
+    write_jsonl(data / "sft" / "oracle_train.jsonl", [oracle[t["id"]] for t in pool])
+    teacher = data / "teacher"
+    write_jsonl(teacher / "pass1.jsonl.gz", episodes)
+    write_jsonl(teacher / "pass2.jsonl.gz", [])
+    (teacher / "summary.json").write_text("{}\n")
+    from ccl.manifest import write_manifest
+    write_manifest(teacher, [teacher / "pass1.jsonl.gz", teacher / "pass2.jsonl.gz", teacher / "summary.json"])
+    return data
+
+
+def build_sft(data: Path, out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "scripts/build_sft.py", "--profile", "smoke", "--data", str(data),
+                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_build_sft_is_deterministic_and_lists_composition(tmp_path, variant_inputs):
+    data = make_data_dir(tmp_path, variant_inputs)
+    a, b = build_sft(data, tmp_path / "a"), build_sft(data, tmp_path / "b")
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    va, vb = read_json(tmp_path / "a" / "variants.json"), read_json(tmp_path / "b" / "variants.json")
+    assert va == vb
+    for name, entry in va["variants"].items():
+        path = tmp_path / "a" / entry["file"]
+        assert entry["sha256"] == sha256_file(path) == sha256_file(tmp_path / "b" / entry["file"])
+        rows = list(read_jsonl(path))
+        fam: dict[str, int] = {}
+        for r in rows:
+            fam[r["family"]] = fam.get(r["family"], 0) + 1
+        assert entry["families"] == dict(sorted(fam.items())) and entry["episodes"] == len(rows)
+        assert entry["sft_rows"] == sum(r["n_assistant_turns"] for r in rows)
+
+
+def test_build_sft_names_missing_and_corrupt_teacher_files(tmp_path, variant_inputs):
+    data = make_data_dir(tmp_path, variant_inputs)
+    pass2 = data / "teacher" / "pass2.jsonl.gz"
+    pass2.write_bytes(gzip.compress(b'{"task_id": "x"}\n'))  # parses, but is not what distill wrote
+    r = build_sft(data, tmp_path / "out")
+    assert r.returncode == 2 and "pass2.jsonl.gz: corrupt" in r.stderr and "distill" in r.stderr
+    os.unlink(pass2)
+    r = build_sft(data, tmp_path / "out")
+    assert r.returncode == 2 and "pass2.jsonl.gz: missing" in r.stderr
+    assert not (tmp_path / "out").exists()
