@@ -7,6 +7,12 @@ from pathlib import Path
 from ..models.registry import ModelError
 
 
+def resolve_adapter(path: str | Path) -> Path:
+    """A run folder (runs/<name>) stands for its adapter/ subfolder."""
+    path = Path(path)
+    return path / "adapter" if (path / "adapter" / "adapter_config.json").exists() else path
+
+
 def adapter_base(adapter: Path) -> str | None:
     cfg = Path(adapter) / "adapter_config.json"
     if not cfg.exists():
@@ -18,7 +24,8 @@ def adapter_base(adapter: Path) -> str | None:
 def attach_adapter(model, model_dir: str | Path, adapter: str | Path):
     from peft import PeftModel
 
-    base = adapter_base(Path(adapter))
+    adapter = resolve_adapter(adapter)
+    base = adapter_base(adapter)
     ours = Path(model_dir).name
     if base and Path(base).name != ours:
         raise ModelError(f"{adapter}: adapter was trained on {base}, not {ours}; evaluate it with "

@@ -1,0 +1,132 @@
+"""The training recipe, run configs, the learning-rate schedule and the batch order.
+
+``TrainRecipe`` defaults are the write-up's final configuration; params.yaml
+``train.profiles`` rescales them per profile, and a run's config file
+(``configs/train/<name>.json``: variant, seed, optional recipe overrides) applies last.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import ConfigError, register
+from ..variants import VARIANTS
+
+
+@register
+@dataclass(frozen=True)
+class StabilityRule:
+    """Section 4.1's rule, fixed before any run: a smoothed-loss and a gradient-norm criterion."""
+
+    ema: float = 0.8  # smoothing of the training loss (weight of the previous value)
+    loss_ratio: float = 2.0  # smoothed loss above ratio x its post-warmup minimum ...
+    loss_margin: float = 0.5  # ... and at least this many nats above it: diverged
+    grad_ratio: float = 100.0  # pre-clip grad norm above ratio x the warmup median ...
+    grad_patience: int = 3  # ... on this many consecutive steps: diverged
+
+
+@dataclass(frozen=True)
+class TrainRecipe:
+    rank: int = 16
+    scale: float = 20.0  # LoRA output scale (alpha / rank)
+    dropout: float = 0.0
+    adapt_fraction: float = 2 / 3  # LoRA on every linear layer of the last fraction of blocks
+    lr: float = 1e-5
+    lr_min: float = 1e-6
+    warmup: int = 20
+    steps: int = 250  # optimizer steps
+    batch_size: int = 4  # episodes per micro-batch
+    grad_accum: int = 2  # micro-batches per optimizer step
+    max_length: int = 2048
+    clip: float = 1.0  # global gradient-norm clipping
+    weight_decay: float = 0.01  # AdamW's usual default, the same on torch and MLX
+    gradient_checkpointing: bool = True
+    checkpoint_every: int = 25  # optimizer steps between checkpoints
+    val_episodes: int | None = None  # oracle validation episodes for the final loss (None: all)
+    stability: StabilityRule = field(default_factory=StabilityRule)
+
+    @property
+    def episodes_per_step(self) -> int:
+        return self.batch_size * self.grad_accum
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    name: str
+    variant: str
+    seed: int
+    overrides: dict[str, Any]
+
+
+def load_run_config(path: str | Path) -> RunConfig:
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: run config not found")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path}: not valid JSON ({e})") from None
+    unknown = sorted(set(raw) - {"variant", "seed", "recipe"})
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) {unknown}; valid keys: ['recipe', 'seed', 'variant']")
+    if raw.get("variant") not in VARIANTS:
+        raise ConfigError(f"{path}: variant {raw.get('variant')!r} does not exist; valid: {', '.join(VARIANTS)}")
+    if not isinstance(raw.get("seed"), int):
+        raise ConfigError(f"{path}: seed must be an integer")
+    overrides = raw.get("recipe", {}) or {}
+    fields = {f.name for f in dataclasses.fields(TrainRecipe)}
+    bad = sorted(set(overrides) - fields)
+    if bad:
+        raise ConfigError(f"{path}: recipe has unknown key(s) {bad}; valid keys: {sorted(fields)}")
+    return RunConfig(path.stem, raw["variant"], raw["seed"], overrides)
+
+
+def apply_overrides(recipe: TrainRecipe, overrides: dict[str, Any], where: str) -> TrainRecipe:
+    values = dict(overrides)
+    if isinstance(values.get("stability"), dict):
+        values["stability"] = dataclasses.replace(recipe.stability, **values["stability"])
+    try:
+        return dataclasses.replace(recipe, **values)
+    except TypeError as e:
+        raise ConfigError(f"{where}: {e}") from None
+
+
+def learning_rate(step: int, r: TrainRecipe) -> float:
+    """Linear warmup to ``lr`` over ``warmup`` steps, then cosine decay to ``lr_min`` (step 0-based)."""
+    if step < r.warmup:
+        return r.lr * (step + 1) / r.warmup
+    span = max(r.steps - r.warmup, 1)
+    progress = min((step - r.warmup) / span, 1.0)
+    return r.lr_min + 0.5 * (r.lr - r.lr_min) * (1 + math.cos(math.pi * progress))
+
+
+def adapted_layers(n_layers: int, fraction: float) -> list[int]:
+    """The last ``round(fraction * n_layers)`` blocks (16 of 24 for the paper's student)."""
+    k = max(1, min(n_layers, round(fraction * n_layers)))
+    return list(range(n_layers - k, n_layers))
+
+
+def batch_order(phases: list[int], steps: int, per_step: int, seed: int) -> list[list[int]]:
+    """Episode indices for each optimizer step, a deterministic function of the seed.
+
+    ``phases[i]`` is episode i's phase. Phases run in order and split the steps evenly
+    (Dseq: B for the first half, C for the second, on one schedule); within a phase,
+    episodes are drawn epoch by epoch, each epoch a fresh seeded permutation.
+    """
+    rng = np.random.default_rng(seed)
+    groups = [[i for i, p in enumerate(phases) if p == ph] for ph in sorted(set(phases))]
+    bounds = [round(steps * k / len(groups)) for k in range(len(groups) + 1)]
+    order: list[list[int]] = []
+    for g, members in enumerate(groups):
+        need = (bounds[g + 1] - bounds[g]) * per_step
+        stream: list[int] = []
+        while len(stream) < need:
+            stream += [members[i] for i in rng.permutation(len(members))]
+        order += [stream[s * per_step:(s + 1) * per_step] for s in range(bounds[g + 1] - bounds[g])]
+    return order

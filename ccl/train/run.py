@@ -1,0 +1,170 @@
+"""One training run, end to end: data, resumable optimizer loop, stability rule, outputs.
+
+Writes ``runs/<name>/``: ``adapter/`` (peft format), ``config.json`` (everything that
+determined the run), ``train_log.jsonl`` (one line per optimizer step), ``summary.json``
+(steps, train time, peak memory, final validation loss on oracle validation episodes,
+trainable parameters, adapter SHA-256, stability verdict) and ``manifest.json``. While
+running, ``checkpoint.pt`` holds adapter, optimizer, step, RNG and monitor state,
+written atomically every ``checkpoint_every`` steps; a rerun resumes from it.
+A run that breaks the stability rule moves to ``archive/<name>/`` with its reason.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Callable
+
+from ..evaluation import peak_memory_gb
+from ..jsonio import atomic_write_bytes, dumps, read_jsonl, sha256_file, write_json
+from ..manifest import write_manifest
+from .recipe import RunConfig, TrainRecipe, batch_order, learning_rate
+from .stability import StabilityMonitor
+
+
+class TrainingError(RuntimeError):
+    """A run that cannot start or continue; the message names the file or setting."""
+
+
+class Diverged(RuntimeError):
+    """The run broke the stability rule; it was archived."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunPaths:
+    root: Path
+
+    @property
+    def adapter(self) -> Path:
+        return self.root / "adapter"
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.root / "checkpoint.pt"
+
+    @property
+    def log(self) -> Path:
+        return self.root / "train_log.jsonl"
+
+
+def variant_rows(path: Path) -> list[dict]:
+    if not path.exists():
+        raise TrainingError(f"{path}: training set missing; run the build_sft stage first")
+    rows = list(read_jsonl(path))
+    if not rows:
+        raise TrainingError(f"{path}: the training set is empty (see variants.json for why)")
+    return rows
+
+
+def update_stability_log(path: Path, entry: dict) -> None:
+    """One line per run in logs/stability.jsonl, replaced when the run is redone."""
+    lines = [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+    lines = [x for x in lines if x["run"] != entry["run"]] + [entry]
+    atomic_write_bytes(path, "".join(dumps(x) + "\n" for x in sorted(lines, key=lambda x: x["run"])).encode())
+
+
+def read_log(path: Path, before: int) -> list[dict]:
+    if not path.exists():
+        return []
+    return [r for r in (json.loads(x) for x in path.read_text().splitlines() if x.strip()) if r["step"] < before]
+
+
+def train_run(run: RunConfig, recipe: TrainRecipe, model_name: str, model_folder: Path, backend: str,
+              train_file: Path, val_file: Path, runs_dir: Path, archive_dir: Path, stability_log: Path,
+              device: str | None = None, progress: Callable[[str, int, int], None] = lambda *a: None) -> dict:
+    if backend != "torch":
+        raise TrainingError(f"training backend {backend!r} is not implemented yet; use torch "
+                            f"(models.student_backend)")
+    from ..policy.torch_backend import pick_device
+    from . import torch_trainer as T
+
+    device = pick_device(device)
+    paths = RunPaths(runs_dir / run.name)
+    paths.root.mkdir(parents=True, exist_ok=True)
+    rows = variant_rows(train_file)
+    fingerprint = {"run": run.name, "variant": run.variant, "seed": run.seed, "recipe": dataclasses.asdict(recipe),
+                   "base_model": model_name, "base_weights": _weights_id(model_folder),
+                   "train_sha256": sha256_file(train_file)}
+    tm = T.load_for_training(model_folder, recipe, run.seed, device)
+    packed = [tm.pack(r["messages"], recipe.max_length) for r in rows]
+    usable = [i for i, p in enumerate(packed) if p.turns]
+    if not usable:
+        raise TrainingError(f"{train_file}: no episode fits max_length {recipe.max_length}")
+    phases = [rows[i].get("phase", 0) for i in usable]
+    order = batch_order(phases, recipe.steps, recipe.episodes_per_step, run.seed)
+    val_rows = list(read_jsonl(val_file))[: recipe.val_episodes]
+    val = [p for p in (tm.pack(r["messages"], recipe.max_length) for r in val_rows) if p.turns]
+    opt = T.make_optimizer(tm, recipe)
+    monitor = StabilityMonitor(recipe.stability, recipe.warmup)
+    start, train_seconds = 0, 0.0
+    if paths.checkpoint.exists():
+        state = T.load_checkpoint(paths.checkpoint, tm, opt, fingerprint)
+        start, train_seconds = state["step"], state["train_seconds"]
+        monitor.load(state["monitor"])
+        val_before = state["val_loss_before"]
+    else:  # the untrained model's validation loss: the baseline the run must beat
+        val_before = T.mean_loss(tm, val, recipe.batch_size, lambda n: None)
+    log = read_log(paths.log, start)
+    atomic_write_bytes(paths.log, "".join(dumps(r) + "\n" for r in log).encode())
+    with open(paths.log, "a", encoding="utf-8") as logf:
+        for step in range(start, recipe.steps):
+            lr = learning_rate(step, recipe)
+            out = T.train_step(tm, opt, [packed[usable[i]] for i in order[step]], recipe, lr)
+            train_seconds += out["seconds"]
+            entry = {"step": step, "lr": lr, "loss": out["loss"], "grad_norm": out["grad_norm"],
+                     "targets": out["targets"], "tokens": out["tokens"], "tok_per_s": out["tok_per_s"],
+                     "peak_mem_gb": peak_memory_gb(), "phase": phases[order[step][0]]}
+            logf.write(dumps(entry) + "\n")
+            logf.flush()
+            progress("train", step + 1, recipe.steps)
+            broken = monitor.update(step, out["loss"], out["grad_norm"])
+            if broken:
+                return _archive(run, paths, archive_dir, stability_log, step, broken)
+            if (step + 1) % recipe.checkpoint_every == 0 or step + 1 == recipe.steps:
+                T.save_checkpoint(paths.checkpoint, step + 1, tm, opt,
+                                  {"fingerprint": fingerprint, "train_seconds": train_seconds,
+                                   "monitor": monitor.state(), "val_loss_before": val_before})
+    val_loss = T.mean_loss(tm, val, recipe.batch_size, lambda n: None)
+    T.save_adapter(tm, paths.adapter)
+    summary = {
+        "run": run.name, "variant": run.variant, "seed": run.seed, "backend": backend, "device": device,
+        "base_model": model_name, "steps": recipe.steps, "episodes": len(rows), "episodes_used": len(usable),
+        "train_minutes": round(train_seconds / 60, 2), "peak_mem_gb": peak_memory_gb(),
+        "final_train_loss": read_log(paths.log, recipe.steps)[-1]["loss"],
+        "val_loss": round(val_loss, 6), "val_loss_before": round(val_before, 6), "val_episodes": len(val),
+        "trainable_params": sum(p.numel() for p in T.trainable(tm.model).values()),
+        "adapter_sha256": sha256_file(paths.adapter / "adapter_model.safetensors"),
+        "stability": "passed",
+    }
+    write_json(paths.root / "config.json", {**fingerprint, "device": device})
+    write_json(paths.root / "summary.json", summary)
+    update_stability_log(stability_log, {"run": run.name, "status": "passed", "steps": recipe.steps,
+                                         "final_ema_loss": monitor.ema, "min_ema_loss": monitor.min_ema})
+    paths.checkpoint.unlink(missing_ok=True)
+    files = [p for p in paths.root.rglob("*") if p.is_file() and p.name != "manifest.json"]
+    write_manifest(paths.root, files, {"run": run.name, "stage": "train"})
+    return summary
+
+
+def _weights_id(folder: Path) -> str:
+    """The converted weights' identity (source hash or revision), so a checkpoint is tied to them."""
+    meta = folder / "ccl_source.json"
+    if meta.exists():
+        return json.loads(meta.read_text(encoding="utf-8")).get("safetensors_sha256", "")
+    return str(folder.resolve())
+
+
+def _archive(run: RunConfig, paths: RunPaths, archive_dir: Path, stability_log: Path, step: int,
+             reason: str) -> dict:
+    dest = archive_dir / run.name
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    paths.checkpoint.unlink(missing_ok=True)
+    shutil.move(str(paths.root), dest)
+    record = {"run": run.name, "status": "broken", "step": step, "reason": reason,
+              "archived_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    write_json(dest / "reason.json", record)
+    update_stability_log(stability_log, record)
+    raise Diverged(f"run {run.name} broke the stability rule at step {step}: {reason}; moved to {dest}")

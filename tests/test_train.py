@@ -1,0 +1,247 @@
+"""LoRA training: packing, schedule, batch order, stability rule, exact resume, archiving."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from ccl.config import ConfigError
+from ccl.jsonio import read_jsonl, sha256_file, write_jsonl
+from ccl.oracle import OraclePolicy
+from ccl.rollout import rollout
+from ccl.sft import sft_row
+from ccl.tasks import generate_task
+from ccl.train.packing import pack_episode, per_turn_examples, pieces
+from ccl.train.recipe import (StabilityRule, TrainRecipe, adapted_layers, apply_overrides, batch_order,
+                              learning_rate, load_run_config)
+from ccl.train.run import Diverged, RunConfig, train_run
+from ccl.train.stability import StabilityMonitor
+from ccl.train.torch_trainer import CheckpointError, load_for_training, token_losses
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ------------------------------------------------------------------ fixtures
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> Path:
+    """A 3-block random Llama with the embedded student's tokenizer and chat template."""
+    from transformers import AutoTokenizer, GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+    from ccl.models.weights import model_dir
+    tok = AutoTokenizer.from_pretrained(model_dir("smollm2-135m-instruct"))
+    folder = tmp_path_factory.mktemp("tiny")
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                      num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True,
+                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    model = LlamaForCausalLM(cfg)
+    model.generation_config = GenerationConfig(eos_token_id=tok.eos_token_id)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def oracle_rows(templates, seeds, pool="train") -> list[dict]:
+    rows = []
+    for t in templates:
+        for s in seeds:
+            task = {**generate_task(t, s, pool), "dataset": "x"}
+            _, ep, _ = next(rollout([task], OraclePolicy(), batch_size=1))
+            rows.append(sft_row(task, ep.record(), "oracle"))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("data")
+    write_jsonl(d / "variants" / "C.jsonl", oracle_rows(["sel_weather", "ch_order_customer", "par_fx"], range(4)))
+    write_jsonl(d / "sft" / "oracle_val.jsonl", oracle_rows(["sel_fx", "rec_weather_timeout"], range(2)))
+    return d
+
+
+TINY = TrainRecipe(steps=6, warmup=2, lr=1e-2, lr_min=1e-3, batch_size=2, grad_accum=2, max_length=1024,
+                   gradient_checkpointing=False, checkpoint_every=3, val_episodes=4, rank=4, scale=2.0)
+
+
+# ------------------------------------------------------------------ packing
+def test_packed_loss_equals_per_turn_examples_token_by_token(tiny_model, data_dir):
+    tm = load_for_training(tiny_model, TINY, seed=0, device="cpu")
+    with torch.no_grad():  # make LoRA active so the check covers the adapted model
+        for n, p in tm.model.named_parameters():
+            if "lora_B" in n:
+                p.normal_(0, 0.5)
+    row = next(r for r in read_jsonl(data_dir / "variants" / "C.jsonl") if r["n_assistant_turns"] >= 3)
+    packed = tm.pack(row["messages"], 10**6)
+    examples = per_turn_examples(tm.tokenize, tm.tok.apply_chat_template, row["messages"], tm.end_ids)
+    assert packed.turns == len(examples) == row["n_assistant_turns"] >= 3
+    whole = token_losses(tm.model, packed, "cpu")
+    parts = torch.cat([token_losses(tm.model, ex, "cpu") for ex in examples])
+    assert whole.shape == parts.shape and whole.numel() == packed.n_targets
+    torch.testing.assert_close(whole, parts, rtol=1e-4, atol=1e-5)
+    # the packed mean is the target-weighted mean of the per-turn means
+    per_turn = [token_losses(tm.model, ex, "cpu") for ex in examples]
+    weighted = sum(t.sum() for t in per_turn) / sum(t.numel() for t in per_turn)
+    torch.testing.assert_close(whole.mean(), weighted)
+
+
+def test_only_assistant_replies_and_their_end_token_carry_loss(tiny_model, data_dir):
+    tm = load_for_training(tiny_model, TINY, seed=0, device="cpu")
+    row = next(iter(read_jsonl(data_dir / "variants" / "C.jsonl")))
+    p = tm.pack(row["messages"], 10**6)
+    supervised = tm.tok.decode([t for t, lab in zip(p.input_ids, p.labels) if lab])
+    replies = "".join(m["content"] + "<|im_end|>" for m in row["messages"] if m["role"] == "assistant")
+    assert supervised == replies
+    unsupervised = tm.tok.decode([t for t, lab in zip(p.input_ids, p.labels) if not lab])
+    for m in row["messages"]:
+        if m["role"] in ("system", "user"):  # system prompt, request and tool results: context only
+            assert m["content"] in unsupervised
+
+
+def test_pieces_follow_the_inference_split_and_truncation_keeps_whole_turns(tiny_model, data_dir):
+    tm = load_for_training(tiny_model, TINY, seed=0, device="cpu")
+    row = next(r for r in read_jsonl(data_dir / "variants" / "C.jsonl") if r["n_assistant_turns"] >= 3)
+    parts = pieces(tm.tok.apply_chat_template, row["messages"])
+    assert "".join(t for t, _ in parts) == tm.tok.apply_chat_template(row["messages"], tokenize=False)
+    assert parts[0][0].endswith("no tool can do it). Retry a call that timed out; use the declared fallback "
+                                "when a service is unavailable. If no tool is needed, answer directly.")
+    full = tm.pack(row["messages"], 10**6)
+    first_two = per_turn_examples(tm.tokenize, tm.tok.apply_chat_template, row["messages"], tm.end_ids)[1]
+    cut = pack_episode(tm.tokenize, tm.tok.apply_chat_template, row["messages"], tm.end_ids,
+                       max_length=len(first_two.input_ids))
+    assert (cut.turns, cut.truncated) == (2, full.turns - 2)
+    assert cut.input_ids == full.input_ids[: len(cut.input_ids)] and cut.labels[-1]
+
+
+# ------------------------------------------------------------------ recipe
+def test_learning_rate_schedule_hand_worked():
+    r = TrainRecipe(lr=1e-4, lr_min=1e-5, warmup=4, steps=14)
+    assert learning_rate(0, r) == pytest.approx(2.5e-5) and learning_rate(3, r) == pytest.approx(1e-4)
+    assert learning_rate(4, r) == pytest.approx(1e-4)  # cosine starts at the peak
+    assert learning_rate(9, r) == pytest.approx(5.5e-5)  # halfway: mean of peak and floor
+    assert learning_rate(13, r) == pytest.approx(1e-5 + 0.5 * 9e-5 * (1 + torch.cos(torch.tensor(0.9 * 3.14159265)).item()),
+                                                 rel=1e-5)
+
+
+def test_adapted_layers_are_the_last_two_thirds():
+    assert adapted_layers(24, 2 / 3) == list(range(8, 24))  # the paper's 16 of 24
+    assert adapted_layers(30, 2 / 3) == list(range(10, 30))
+
+
+def test_batch_order_is_seeded_covers_epochs_and_runs_phases_in_order():
+    a, b = batch_order([0] * 10, 5, 4, seed=1), batch_order([0] * 10, 5, 4, seed=1)
+    assert a == b and a != batch_order([0] * 10, 5, 4, seed=2)
+    flat = [i for step in a for i in step]
+    assert sorted(flat[:10]) == list(range(10))  # the first epoch is a permutation
+    seq = batch_order([0] * 6 + [1] * 6, 4, 3, seed=0)
+    assert all(i < 6 for s in seq[:2] for i in s) and all(i >= 6 for s in seq[2:] for i in s)
+
+
+def test_run_config_errors_name_the_problem(tmp_path):
+    p = tmp_path / "X_s0.json"
+    p.write_text(json.dumps({"variant": "B", "seed": 0, "lr": 1}))
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['lr'\]"):
+        load_run_config(p)
+    p.write_text(json.dumps({"variant": "E", "seed": 0}))
+    with pytest.raises(ConfigError, match="variant 'E' does not exist"):
+        load_run_config(p)
+    p.write_text(json.dumps({"variant": "B", "seed": 0, "recipe": {"lr": 3e-5, "ranks": 2}}))
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['ranks'\]"):
+        load_run_config(p)
+    p.write_text(json.dumps({"variant": "Dseq", "seed": 2, "recipe": {"lr": 3e-5}}))
+    rc = load_run_config(p)
+    assert (rc.name, rc.variant, rc.seed) == ("X_s0", "Dseq", 2)
+    assert apply_overrides(TrainRecipe(), rc.overrides, "x").lr == 3e-5
+
+
+def test_every_committed_run_config_is_valid():
+    configs = sorted((ROOT / "configs" / "train").glob("*.json"))
+    assert configs
+    for p in configs:
+        rc = load_run_config(p)
+        assert p.stem == f"{rc.variant}_s{rc.seed}"
+
+
+# ------------------------------------------------------------------ stability rule
+def test_stability_rule_hand_worked():
+    rule = StabilityRule(ema=0.5, loss_ratio=2.0, loss_margin=0.5, grad_ratio=10.0, grad_patience=2)
+    m = StabilityMonitor(rule, warmup=2)
+    assert m.update(0, 2.0, 1.0) is None and m.update(1, 1.0, 3.0) is None  # warmup: median norm 2
+    assert m.update(2, 0.2, 25.0) is None  # ema 0.85; norm above 20 once
+    assert m.update(3, 0.2, 5.0) is None  # ema 0.525 (min); the streak resets
+    assert m.update(4, 0.2, 21.0) is None and "gradient norm" in m.update(5, 0.2, 30.0)
+    m = StabilityMonitor(rule, warmup=1)
+    m.update(0, 1.0, 1.0)
+    assert m.update(1, 0.1, 1.0) is None  # ema 0.55, min 0.55
+    assert m.update(2, 1.6, 1.0) is None  # ema 1.075, still below 2 x 0.55 = 1.1
+    assert "smoothed loss" in m.update(3, 2.0, 1.0)  # ema 1.5375 > 1.1, and 0.99 > 0.5 above the minimum
+    assert "non-finite" in StabilityMonitor(rule, 1).update(0, float("nan"), 1.0)
+
+
+# ------------------------------------------------------------------ full runs on the tiny model
+def run(tiny_model, data_dir, tmp_path, recipe=TINY, name="C_s0", progress=lambda *a: None):
+    return train_run(RunConfig(name, "C", 0, {}), recipe, "tiny", tiny_model, "torch",
+                     data_dir / "variants" / "C.jsonl", data_dir / "sft" / "oracle_val.jsonl",
+                     tmp_path / "runs", tmp_path / "archive", tmp_path / "logs" / "stability.jsonl",
+                     "cpu", progress)
+
+
+class Crash(Exception):
+    pass
+
+
+def test_interrupted_run_resumes_to_a_bit_identical_adapter(tiny_model, data_dir, tmp_path):
+    straight = run(tiny_model, data_dir, tmp_path / "a")
+
+    def crash_at_5(_, done, total):
+        if done == 5:  # after the step-3 checkpoint: steps 4 and 5 are lost and redone
+            raise Crash
+
+    with pytest.raises(Crash):
+        run(tiny_model, data_dir, tmp_path / "b", progress=crash_at_5)
+    assert (tmp_path / "b" / "runs" / "C_s0" / "checkpoint.pt").exists()
+    resumed = run(tiny_model, data_dir, tmp_path / "b")
+    a, b = (tmp_path / d / "runs" / "C_s0" for d in ("a", "b"))
+    assert sha256_file(a / "adapter" / "adapter_model.safetensors") == sha256_file(b / "adapter" / "adapter_model.safetensors")
+    assert straight["adapter_sha256"] == resumed["adapter_sha256"] and straight["val_loss"] == resumed["val_loss"]
+    la, lb = list(read_jsonl(a / "train_log.jsonl")), list(read_jsonl(b / "train_log.jsonl"))
+    assert [(r["step"], r["loss"], r["grad_norm"], r["lr"]) for r in la] == \
+           [(r["step"], r["loss"], r["grad_norm"], r["lr"]) for r in lb]
+    assert [r["step"] for r in la] == list(range(6))
+    assert not (b / "checkpoint.pt").exists()
+    assert straight["val_loss"] < straight["val_loss_before"]  # training moved the model toward oracle data
+    from safetensors.torch import load_file
+    lora_b = [t for n, t in load_file(a / "adapter" / "adapter_model.safetensors").items() if "lora_B" in n]
+    assert lora_b and all(t.abs().sum() > 0 for t in lora_b)  # B starts at zero: the adapter changed
+
+
+def test_resume_refuses_corrupt_or_foreign_checkpoints(tiny_model, data_dir, tmp_path):
+    ckpt = tmp_path / "runs" / "C_s0" / "checkpoint.pt"
+    ckpt.parent.mkdir(parents=True)
+    ckpt.write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="corrupt checkpoint"):
+        run(tiny_model, data_dir, tmp_path)
+
+    def crash(_, done, total):
+        if done == 4:
+            raise Crash
+
+    ckpt.unlink()
+    with pytest.raises(Crash):
+        run(tiny_model, data_dir, tmp_path, progress=crash)
+    other = TrainRecipe(**{**TINY.__dict__, "lr": 5e-3})
+    with pytest.raises(CheckpointError, match="differs in recipe"):
+        run(tiny_model, data_dir, tmp_path, recipe=other)
+
+
+def test_a_run_that_breaks_the_rule_is_archived(tiny_model, data_dir, tmp_path):
+    strict = TrainRecipe(**{**TINY.__dict__, "stability": StabilityRule(grad_ratio=1e-9, grad_patience=1)})
+    with pytest.raises(Diverged, match="gradient norm"):
+        run(tiny_model, data_dir, tmp_path, recipe=strict)
+    assert not (tmp_path / "runs" / "C_s0").exists()
+    reason = json.loads((tmp_path / "archive" / "C_s0" / "reason.json").read_text())
+    assert reason["status"] == "broken" and reason["step"] == 2  # the first step after warmup
+    assert (tmp_path / "archive" / "C_s0" / "train_log.jsonl").exists()
+    log = [json.loads(x) for x in (tmp_path / "logs" / "stability.jsonl").read_text().splitlines()]
+    assert log == [reason]
