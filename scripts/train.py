@@ -24,8 +24,8 @@ from ccl.config import ConfigError, load_params, stage_config  # noqa: E402
 from ccl.models.registry import ModelError, ModelsConfig  # noqa: E402
 from ccl.models.weights import model_dir  # noqa: E402
 from ccl.train.recipe import TrainRecipe, apply_overrides, load_run_config  # noqa: E402
-from ccl.train.run import Diverged, TrainingError, train_run  # noqa: E402
-from ccl.train.torch_trainer import CheckpointError  # noqa: E402
+from ccl.train.errors import Diverged, TrainingError  # noqa: E402
+from ccl.train.run import train_run  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     except Diverged as e:
         print(f"train: {e}", file=sys.stderr)
         return 3
-    except (TrainingError, CheckpointError) as e:
+    except TrainingError as e:  # includes CheckpointError
         print(f"train: {e}", file=sys.stderr)
         return 2
     finally:

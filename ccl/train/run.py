@@ -20,21 +20,26 @@ from typing import Callable
 from ..evaluation import peak_memory_gb
 from ..jsonio import atomic_write_bytes, dumps, read_jsonl, sha256_file, write_json
 from ..manifest import write_manifest
+from .errors import Diverged, TrainingError
 from .recipe import RunConfig, TrainRecipe, batch_order, learning_rate
 from .stability import StabilityMonitor
 
 
-class TrainingError(RuntimeError):
-    """A run that cannot start or continue; the message names the file or setting."""
-
-
-class Diverged(RuntimeError):
-    """The run broke the stability rule; it was archived."""
+def trainer_module(backend: str):
+    """The backend's training functions (both modules expose the same names)."""
+    if backend == "torch":
+        from . import torch_trainer
+        return torch_trainer
+    if backend == "mlx":
+        from . import mlx_trainer
+        return mlx_trainer
+    raise TrainingError(f"unknown training backend {backend!r}; valid: torch, mlx (params models.student_backend)")
 
 
 @dataclasses.dataclass(frozen=True)
 class RunPaths:
     root: Path
+    checkpoint_name: str
 
     @property
     def adapter(self) -> Path:
@@ -42,7 +47,7 @@ class RunPaths:
 
     @property
     def checkpoint(self) -> Path:
-        return self.root / "checkpoint.pt"
+        return self.root / self.checkpoint_name
 
     @property
     def log(self) -> Path:
@@ -74,14 +79,13 @@ def read_log(path: Path, before: int) -> list[dict]:
 def train_run(run: RunConfig, recipe: TrainRecipe, model_name: str, model_folder: Path, backend: str,
               train_file: Path, val_file: Path, runs_dir: Path, archive_dir: Path, stability_log: Path,
               device: str | None = None, progress: Callable[[str, int, int], None] = lambda *a: None) -> dict:
-    if backend != "torch":
-        raise TrainingError(f"training backend {backend!r} is not implemented yet; use torch "
-                            f"(models.student_backend)")
-    from ..policy.torch_backend import pick_device
-    from . import torch_trainer as T
-
-    device = pick_device(device)
-    paths = RunPaths(runs_dir / run.name)
+    T = trainer_module(backend)
+    if backend == "torch":
+        from ..policy.torch_backend import pick_device
+        device = pick_device(device)
+    else:
+        device = "mlx"  # MLX picks its own device (Metal on Apple silicon, else CPU)
+    paths = RunPaths(runs_dir / run.name, T.CHECKPOINT)
     paths.root.mkdir(parents=True, exist_ok=True)
     rows = variant_rows(train_file)
     fingerprint = {"run": run.name, "variant": run.variant, "seed": run.seed, "recipe": dataclasses.asdict(recipe),
@@ -134,8 +138,8 @@ def train_run(run: RunConfig, recipe: TrainRecipe, model_name: str, model_folder
         "train_minutes": round(train_seconds / 60, 2), "peak_mem_gb": peak_memory_gb(),
         "final_train_loss": read_log(paths.log, recipe.steps)[-1]["loss"],
         "val_loss": round(val_loss, 6), "val_loss_before": round(val_before, 6), "val_episodes": len(val),
-        "trainable_params": sum(p.numel() for p in T.trainable(tm.model).values()),
-        "adapter_sha256": sha256_file(paths.adapter / "adapter_model.safetensors"),
+        "trainable_params": T.count_trainable(tm),
+        "adapter_sha256": sha256_file(paths.adapter / T.ADAPTER_FILE),
         "stability": "passed",
     }
     write_json(paths.root / "config.json", {**fingerprint, "device": device})

@@ -17,14 +17,13 @@ from typing import Callable
 import torch
 
 from ..jsonio import atomic_write_bytes
+from .errors import CheckpointError
 from .packing import Packed, pack_episode
 from .recipe import RunConfig, TrainRecipe, adapted_layers
 
+ADAPTER_FILE = "adapter_model.safetensors"
+CHECKPOINT = "checkpoint.pt"
 LINEAR_NAMES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint that cannot be resumed: corrupt, or written for another run or base model."""
 
 
 @dataclass
@@ -71,6 +70,10 @@ def load_for_training(folder: Path, recipe: TrainRecipe, seed: int, device: str)
 
 def trainable(model: torch.nn.Module) -> dict[str, torch.nn.Parameter]:
     return {n: p for n, p in model.named_parameters() if p.requires_grad}
+
+
+def count_trainable(tm: TorchModel) -> int:
+    return sum(p.numel() for p in trainable(tm.model).values())
 
 
 def collate(batch: list[Packed], pad_id: int, device: str) -> tuple[torch.Tensor, ...]:
