@@ -11,3 +11,12 @@ class CheckpointError(TrainingError):
 
 class Diverged(RuntimeError):
     """The run broke the stability rule; it was archived."""
+
+
+def check_fingerprint(path, theirs: dict | None, ours: dict) -> None:
+    """Refuse a checkpoint written for another run, recipe, base model or training set."""
+    theirs = theirs or {}
+    if theirs != ours:
+        diff = sorted(k for k in set(theirs) | set(ours) if theirs.get(k) != ours.get(k))
+        raise CheckpointError(f"{path}: checkpoint was written for another run or base model (differs in "
+                              f"{', '.join(diff)}); delete it or restore the original settings")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..policy.mlx_backend import _config_overrides
-from .errors import CheckpointError
+from .errors import CheckpointError, check_fingerprint
 from .packing import Packed, pack_episode
 from .recipe import TrainRecipe, adapted_layers
 
@@ -173,11 +173,7 @@ def load_checkpoint(path: Path, tm: MLXModel, opt, fingerprint: dict) -> dict:
         extra = json.loads(meta["extra"])
     except Exception as e:
         raise CheckpointError(f"{path}: corrupt checkpoint ({type(e).__name__}: {e}); delete it to start over") from None
-    if extra.get("fingerprint") != json.loads(json.dumps(fingerprint)):
-        theirs = extra.get("fingerprint") or {}
-        diff = sorted(k for k in set(theirs) | set(fingerprint) if theirs.get(k) != fingerprint.get(k))
-        raise CheckpointError(f"{path}: checkpoint was written for another run or base model (differs in "
-                              f"{', '.join(diff)}); delete it or restore the original settings")
+    check_fingerprint(path, extra.get("fingerprint"), json.loads(json.dumps(fingerprint)))
     adapter = {k[len("adapter/"):]: v for k, v in arrays.items() if k.startswith("adapter/")}
     if set(adapter) != set(trainable(tm)):
         raise CheckpointError(f"{path}: adapter tensors do not match this model's LoRA layers")

@@ -17,7 +17,7 @@ from typing import Callable
 import torch
 
 from ..jsonio import atomic_write_bytes
-from .errors import CheckpointError
+from .errors import CheckpointError, check_fingerprint
 from .packing import Packed, pack_episode
 from .recipe import RunConfig, TrainRecipe, adapted_layers
 
@@ -123,11 +123,7 @@ def load_checkpoint(path: Path, tm: TorchModel, opt: torch.optim.Optimizer, fing
         state = torch.load(path, map_location="cpu", weights_only=False)
     except Exception as e:  # torch raises several types for truncated or garbled files
         raise CheckpointError(f"{path}: corrupt checkpoint ({type(e).__name__}: {e}); delete it to start over") from None
-    if state.get("fingerprint") != fingerprint:
-        theirs = state.get("fingerprint") or {}
-        diff = sorted(k for k in set(theirs) | set(fingerprint) if theirs.get(k) != fingerprint.get(k))
-        raise CheckpointError(f"{path}: checkpoint was written for another run or base model (differs in "
-                              f"{', '.join(diff)}); delete it or restore the original settings")
+    check_fingerprint(path, state.get("fingerprint"), fingerprint)
     params = trainable(tm.model)
     if set(state["adapter"]) != set(params):
         raise CheckpointError(f"{path}: adapter tensors do not match this model's LoRA layers")
