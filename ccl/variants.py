@@ -2,10 +2,12 @@
 
 All variants draw from two sources, re-serialised identically by :func:`ccl.sft.sft_row`:
 accepted teacher episodes (B) and oracle episodes on the training pool (C). Sizes follow
-the write-up: B, C and C_matched have the same episode budget; C_25 and C_50 are a
-quarter and a half of it; C_full is the whole training pool. When the teacher yields
-fewer accepted episodes than the budget asks, every budget-matched variant shrinks to
-B's size, so the comparison stays budget-matched, and variants.json says so.
+the write-up: B and C hold the episode budget each; C_matched is the oracle on exactly
+B's tasks; C_25 and C_50 are a quarter and a half of C; C_full is the whole training
+pool. A teacher that yields fewer accepted episodes than the budget leaves B (and so
+C_matched) smaller; C keeps the budget, because it is defined by the offered tasks, not
+by the teacher. variants.json records the shortfall; every run trains for the same
+number of optimizer steps either way.
 """
 from __future__ import annotations
 
@@ -63,23 +65,24 @@ def build_variants(cfg: BuildSFTConfig, pool: list[dict], offered_ids: list[str]
     order = {tid: i for i, tid in enumerate(offered_ids)}
     b = sorted(rng.sample(teacher, n), key=lambda r: order[r["task_id"]])
     # C: random tasks among those offered to the teacher; C_25 and C_50 are its prefixes (nested)
-    c_ids = rng.sample(offered_ids, min(n, len(offered_ids)))
+    c_ids = rng.sample(offered_ids, min(cfg.budget, len(offered_ids)))
     c = [oracle[i] for i in c_ids]
     full = [oracle[t["id"]] for t in pool][: cfg.c_full]
     variants = {
         "B": b,
         "C": c,
         "C_matched": [oracle[r["task_id"]] for r in b],
-        "C_25": c[: round(n * 0.25)],
-        "C_50": c[: round(n * 0.5)],
+        "C_25": c[: round(len(c) * 0.25)],
+        "C_50": c[: round(len(c) * 0.5)],
         "C_full": full,
         "Dmix": b + c,
         "Dseq": [{**r, "phase": 0} for r in b] + [{**r, "phase": 1} for r in c],
     }
-    notes = {"budget_requested": cfg.budget, "budget_used": n, "teacher_accepted": len(teacher)}
+    notes = {"budget": cfg.budget, "b_episodes": n, "c_episodes": len(c), "teacher_accepted": len(teacher)}
     if n < cfg.budget:
         notes["shortfall"] = (f"the teacher produced {len(teacher)} accepted episodes, fewer than the budget of "
-                              f"{cfg.budget}; B, C, C_matched, C_25, C_50 and both halves of Dmix/Dseq use {n}")
+                              f"{cfg.budget}: B and C_matched hold {n} episodes, C holds {len(c)}, so B's episodes "
+                              f"repeat more often in the same number of training steps")
     return variants, notes
 
 

@@ -15,3 +15,12 @@ def smoke_data(tmp_path_factory):
     subprocess.run([sys.executable, "scripts/build_datasets.py", "--profile", "smoke", "--out", str(out)],
                    cwd=ROOT, check=True, capture_output=True)
     return out / "tasks"
+
+
+@pytest.fixture(scope="session")
+def smoke_distilled(smoke_data):
+    """The smoke data root with the distill stage's output in teacher/ (run once per session)."""
+    root = smoke_data.parent
+    subprocess.run([sys.executable, "scripts/distill.py", "--profile", "smoke", "--data", str(smoke_data),
+                    "--out", str(root / "teacher")], cwd=ROOT, check=True, capture_output=True)
+    return root

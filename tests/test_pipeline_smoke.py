@@ -1,0 +1,45 @@
+"""The chain distill -> build_sft -> train -> evaluate on the smoke profile, with the real student."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from ccl.jsonio import read_json, read_jsonl
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    r = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    return r
+
+
+def test_smoke_training_lowers_validation_loss_and_the_run_evaluates(smoke_distilled, tmp_path):
+    data = smoke_distilled
+    run("scripts/build_sft.py", "--profile", "smoke", "--data", str(data), "--out", str(tmp_path / "data" / "variants"))
+    # train reads DATA/variants and DATA/sft: assemble a data root with the fresh variants
+    (tmp_path / "data" / "sft").symlink_to(data / "sft")
+    variants = read_json(tmp_path / "data" / "variants" / "variants.json")
+    assert variants["variants"]["C"]["episodes"] == 8 and variants["variants"]["C"]["sources"] == {"oracle": 8}
+    runs = tmp_path / "runs"
+    run("scripts/train.py", "configs/train/C_s0.json", "--profile", "smoke", "--data", str(tmp_path / "data"),
+        "--runs", str(runs), "--archive", str(tmp_path / "archive"),
+        "--stability-log", str(tmp_path / "logs" / "stability.jsonl"))
+    summary = read_json(runs / "C_s0" / "summary.json")
+    assert summary["steps"] == 4 and summary["stability"] == "passed"
+    assert summary["val_loss"] < summary["val_loss_before"]  # the smoke run learned from oracle data
+    log = list(read_jsonl(runs / "C_s0" / "train_log.jsonl"))
+    assert [r["step"] for r in log] == [0, 1, 2, 3] and all(r["grad_norm"] > 0 for r in log)
+    from safetensors.numpy import load_file
+    b = [t for n, t in load_file(runs / "C_s0" / "adapter" / "adapter_model.safetensors").items() if "lora_B" in n]
+    assert b and all(abs(t).sum() > 0 for t in b)  # LoRA B starts at zero: the adapter changed
+    assert json.loads((tmp_path / "logs" / "stability.jsonl").read_text())["status"] == "passed"
+    run("scripts/verify.py", "--root", str(runs))
+    out = tmp_path / "results"
+    run("scripts/evaluate.py", "--profile", "smoke", "--name", "C_s0", "--adapter", str(runs / "C_s0"),
+        "--data", str(data / "tasks"), "--out", str(out))
+    metrics = read_json(out / "C_s0" / "metrics.json")
+    assert metrics["adapter"].endswith("C_s0") and metrics["pooled_main"]["n"] == 8
