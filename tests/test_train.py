@@ -192,7 +192,9 @@ class Crash(Exception):
     pass
 
 
-@pytest.mark.parametrize("backend", ["torch", "mlx"])
+# MLX on Linux CPU uses a slow bundled BLAS (~3 GFLOP/s) and computes logits at every
+# position: its runs take minutes even on the tiny model, so they are in the slow suite.
+@pytest.mark.parametrize("backend", ["torch", pytest.param("mlx", marks=pytest.mark.slow)])
 def test_interrupted_run_resumes_to_a_bit_identical_adapter(tiny_model, data_dir, tmp_path, backend):
     T = trainer_module(backend)
     straight = run(tiny_model, data_dir, tmp_path / "a", backend=backend)
@@ -250,6 +252,7 @@ def test_a_run_that_breaks_the_rule_is_archived(tiny_model, data_dir, tmp_path):
     assert log == [reason]
 
 
+@pytest.mark.slow
 def test_mlx_adapter_loads_with_mlx_lm(tiny_model, data_dir, tmp_path):
     import mlx_lm
     run(tiny_model, data_dir, tmp_path, backend="mlx")
