@@ -81,3 +81,13 @@ def stage_config(params: dict[str, Any], stage: str, cls: type[T], profile: str 
                           f"valid profiles: {', '.join(PROFILES)}")
     section.update(overrides.get(profile) or {})
     return _build(cls, section, f"{where}: {stage}"), profile
+
+
+def stage_with_models(params_path: str | Path, stage: str, cls: type[T], profile: str | None = None):
+    """A model-using stage's config, the profile's ``models`` section, and the profile name."""
+    from .models.registry import ModelsConfig
+
+    params = load_params(params_path)
+    cfg, profile = stage_config(params, stage, cls, profile, where=str(params_path))
+    models, _ = stage_config(params, "models", ModelsConfig, profile, where=str(params_path))
+    return cfg, models, profile

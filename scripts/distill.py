@@ -21,11 +21,11 @@ sys.path.insert(0, str(ROOT))
 
 from tqdm import tqdm  # noqa: E402
 
-from ccl.config import ConfigError, load_params, stage_config  # noqa: E402
+from ccl.config import ConfigError, stage_with_models  # noqa: E402
 from ccl.distill import DistillConfig, pass_summary, run_pass, summary  # noqa: E402
 from ccl.jsonio import read_jsonl, sha256_file, write_json, write_jsonl  # noqa: E402
 from ccl.manifest import write_manifest  # noqa: E402
-from ccl.models.registry import ModelError, ModelsConfig, get_spec  # noqa: E402
+from ccl.models.registry import ModelError, get_spec  # noqa: E402
 from ccl.policy.base import GenConfig, ModelPolicy  # noqa: E402
 from ccl.policy.load import load_backend  # noqa: E402
 from ccl.resume import ChunkLog  # noqa: E402
@@ -41,9 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model-path", default=None, help="local copy of a hub teacher")
     args = ap.parse_args(argv)
     try:
-        params = load_params(args.params)
-        cfg, profile = stage_config(params, "distill", DistillConfig, args.profile, where=str(args.params))
-        models, _ = stage_config(params, "models", ModelsConfig, args.profile, where=str(args.params))
+        cfg, models, profile = stage_with_models(args.params, "distill", DistillConfig, args.profile)
     except ConfigError as e:
         ap.error(str(e))
     if args.n is not None:

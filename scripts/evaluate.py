@@ -21,10 +21,10 @@ sys.path.insert(0, str(ROOT))
 
 from tqdm import tqdm  # noqa: E402
 
-from ccl.config import ConfigError, load_params, stage_config  # noqa: E402
+from ccl.config import ConfigError, stage_with_models  # noqa: E402
 from ccl.evaluation import EvaluateConfig, efficiency, metrics, read_partial, run_tasks  # noqa: E402
 from ccl.jsonio import read_jsonl, write_json, write_jsonl  # noqa: E402
-from ccl.models.registry import ModelError, ModelsConfig  # noqa: E402
+from ccl.models.registry import ModelError  # noqa: E402
 from ccl.policy.base import GenConfig  # noqa: E402
 from ccl.policy.load import load_policy  # noqa: E402
 
@@ -42,9 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model-path", default=None, help="local copy of a hub model")
     args = ap.parse_args(argv)
     try:
-        params = load_params(args.params)
-        cfg, profile = stage_config(params, "evaluate", EvaluateConfig, args.profile, where=str(args.params))
-        models, _ = stage_config(params, "models", ModelsConfig, args.profile, where=str(args.params))
+        cfg, models, profile = stage_with_models(args.params, "evaluate", EvaluateConfig, args.profile)
     except ConfigError as e:
         ap.error(str(e))
     if args.name not in BASELINES and args.adapter is None:

@@ -20,8 +20,8 @@ sys.path.insert(0, str(ROOT))
 
 from tqdm import tqdm  # noqa: E402
 
-from ccl.config import ConfigError, load_params, stage_config  # noqa: E402
-from ccl.models.registry import ModelError, ModelsConfig  # noqa: E402
+from ccl.config import ConfigError, stage_with_models  # noqa: E402
+from ccl.models.registry import ModelError  # noqa: E402
 from ccl.models.weights import model_dir  # noqa: E402
 from ccl.train.recipe import TrainRecipe, apply_overrides, load_run_config  # noqa: E402
 from ccl.train.errors import Diverged, TrainingError  # noqa: E402
@@ -41,9 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model-path", default=None, help="local copy of a hub student")
     args = ap.parse_args(argv)
     try:
-        params = load_params(args.params)
-        recipe, profile = stage_config(params, "train", TrainRecipe, args.profile, where=str(args.params))
-        models, _ = stage_config(params, "models", ModelsConfig, args.profile, where=str(args.params))
+        recipe, models, profile = stage_with_models(args.params, "train", TrainRecipe, args.profile)
         run = load_run_config(args.config)
         recipe = apply_overrides(recipe, run.overrides, str(args.config))
     except ConfigError as e:
