@@ -37,6 +37,14 @@ class DistillConfig:
     temperature: float = 0.7  # pass 2 only; pass 1 is greedy
     top_p: float = 0.95
     seed: int = 0  # pass-2 sampling seed
+    pass2_max: int | None = None  # pass 2 resamples at most this many rejected tasks (pool order); None: all
+
+
+def pass2_tasks(offered: list[dict], pass1_rows: list[dict], cfg: DistillConfig) -> list[dict]:
+    """The tasks pass 2 resamples: those pass 1 rejected, in pool order, capped by ``pass2_max``."""
+    accepted = {r["task_id"] for r in pass1_rows if r["accepted"]}
+    rejected = [t for t in offered if t["id"] not in accepted]
+    return rejected if cfg.pass2_max is None else rejected[: cfg.pass2_max]
 
 
 def rejection_reasons(verdict: dict) -> list[str]:

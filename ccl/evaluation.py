@@ -1,19 +1,19 @@
 """Evaluation: run a policy over task splits, judge every episode, aggregate metrics.
 
-Episodes are appended to a partial log as they finish, so an interrupted evaluation
-resumes without redoing them; the final episode file is written atomically, ordered
-by split and task, once every episode is done.
+Episodes are appended to a ``ChunkLog`` (one entry per finished episode, keyed by task)
+as they finish, so an interrupted evaluation resumes without redoing them; a log written
+under another fingerprint (model, adapter, decoding, tasks) is discarded. The final
+episode file is written atomically, ordered by split and task, once every episode is done.
 """
 from __future__ import annotations
 
-import json
 import resource
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .jsonio import atomic_write_bytes
+from .resume import ChunkLog
 from .rollout import rollout
 from .validate import validate
 
@@ -34,18 +34,6 @@ class EvaluateConfig:
     max_new_tokens: int = 256  # per assistant turn
 
 
-def read_partial(path: Path) -> list[dict]:
-    """Finished episodes from an interrupted run; a torn last line is ignored."""
-    rows = []
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                break
-    return rows
-
-
 def episode_row(task: dict, ep) -> dict:
     """One finished episode with its task's strata, verdict, token counts and full record."""
     record = ep.record()
@@ -56,27 +44,25 @@ def episode_row(task: dict, ep) -> dict:
             "record": record}
 
 
-def run_tasks(tasks: list[dict], policy, partial: Path, batch_size: int, fewshot: bool,
+def fingerprint(name: str, model: str | None, backend: str | None, adapter: dict | None, gen,
+                batch_size: int, tasks: list[dict]) -> dict:
+    """Everything that determines an evaluation's episodes; a partial log under another one is discarded."""
+    return {"name": name, "model": model, "backend": backend, "adapter": adapter, "gen": asdict(gen),
+            "batch_size": batch_size, "tasks": [t["id"] for t in tasks]}
+
+
+def run_tasks(tasks: list[dict], policy, log: ChunkLog, batch_size: int, fewshot: bool,
               progress: Callable[[int], None] = lambda n: None) -> dict:
-    """Evaluate the tasks not yet in ``partial``; append each finished episode there."""
-    kept = read_partial(partial)
-    done = {r["task_id"] for r in kept}
-    todo = [t for t in tasks if t["id"] not in done]
+    """Evaluate the tasks not yet in ``log``; log each finished episode under its task id."""
+    resumed = sum(log.done(t["id"]) for t in tasks)
+    todo = [t for t in tasks if not log.done(t["id"])]
     start = time.perf_counter()
     n = 0
-    partial.parent.mkdir(parents=True, exist_ok=True)
-    # rewrite the log without a torn last line, so appended episodes start on a fresh line
-    atomic_write_bytes(partial, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n"
-                                        for r in kept).encode("utf-8"))
-    with open(partial, "a", encoding="utf-8") as log:
-        for task, ep, latency in rollout(todo, policy, batch_size=batch_size, fewshot=fewshot):
-            row = {**episode_row(task, ep), "latency_s": round(latency, 3)}
-            log.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
-            log.flush()
-            n += 1
-            progress(1)
-    return {"episodes_run": n, "episodes_resumed": len(done & {t["id"] for t in tasks}),
-            "wall_s": round(time.perf_counter() - start, 2)}
+    for task, ep, latency in rollout(todo, policy, batch_size=batch_size, fewshot=fewshot):
+        log.append(task["id"], {**episode_row(task, ep), "latency_s": round(latency, 3)})
+        n += 1
+        progress(1)
+    return {"episodes_run": n, "episodes_resumed": resumed, "wall_s": round(time.perf_counter() - start, 2)}
 
 
 def _mean(values: Iterable) -> float | None:

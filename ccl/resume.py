@@ -1,7 +1,8 @@
 """A resumable work log: finished chunks of a long job, one JSON line each.
 
 A long stage (teacher generation, evaluation) splits its work into fixed chunks and
-appends each chunk's results as one line once the whole chunk is done. A killed run
+appends each chunk's results as one line once the whole chunk is done (a chunk key is
+an index, or a task id where each episode is its own unit, as in evaluation). A killed run
 loses at most the chunk in progress; a torn last line is ignored. The first line is a
 fingerprint of everything that determines the results (config, model, inputs): a log
 written under another fingerprint is discarded, never silently mixed in.
@@ -19,7 +20,7 @@ class ChunkLog:
     def __init__(self, path: Path, fingerprint: dict[str, Any]):
         self.path = Path(path)
         self.fingerprint = json.loads(dumps(fingerprint))  # canonical, JSON-comparable
-        self.chunks: dict[int, Any] = {}
+        self.chunks: dict[int | str, Any] = {}
         self.discarded = False
         self._load()
 
@@ -39,10 +40,10 @@ class ChunkLog:
         body = [{"fingerprint": self.fingerprint}] + [{"chunk": k, "payload": v} for k, v in self.chunks.items()]
         atomic_write_bytes(self.path, "".join(dumps(e) + "\n" for e in body).encode("utf-8"))
 
-    def done(self, chunk: int) -> bool:
+    def done(self, chunk: int | str) -> bool:
         return chunk in self.chunks
 
-    def append(self, chunk: int, payload: Any) -> None:
+    def append(self, chunk: int | str, payload: Any) -> None:
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(dumps({"chunk": chunk, "payload": payload}) + "\n")
             f.flush()

@@ -4,7 +4,8 @@
     python scripts/distill.py --n 1600         # tasks offered, from the start of the training pool
 
 Writes data/v1/teacher/pass1.jsonl.gz (greedy, every offered task), pass2.jsonl.gz (one
-seeded sample for every task pass 1 rejected), summary.json (per pass: episodes,
+seeded sample for every task pass 1 rejected, or the first
+``distill.pass2_max`` of them), summary.json (per pass: episodes,
 acceptance, rejection reasons, tokens, wall clock; accepted episodes by family) and
 manifest.json. Every episode is kept with its rejection reasons. A killed run resumes
 from the last finished chunk (data/v1/teacher/pass<k>.partial.jsonl).
@@ -22,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from tqdm import tqdm  # noqa: E402
 
 from ccl.config import ConfigError, stage_with_models  # noqa: E402
-from ccl.distill import DistillConfig, pass_summary, run_pass, summary  # noqa: E402
+from ccl.distill import DistillConfig, pass2_tasks, pass_summary, run_pass, summary  # noqa: E402
 from ccl.jsonio import read_jsonl, sha256_file, write_json, write_jsonl  # noqa: E402
 from ccl.manifest import write_manifest  # noqa: E402
 from ccl.models.registry import ModelError, get_spec  # noqa: E402
@@ -84,8 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         passes[name] = pass_summary(rows, wall, {"temperature": gen.temperature, "top_p": gen.top_p,
                                                  "seed": gen.seed, "max_new_tokens": gen.max_new_tokens})
         rows_by_pass[name] = rows
-        accepted = {r["task_id"] for r in rows if r["accepted"]}
-        todo = [t for t in todo if t["id"] not in accepted]
+        if name == "pass1":
+            todo = pass2_tasks(offered, rows, cfg)
         print(f"  {name}: {passes[name]['accepted']}/{len(rows)} accepted; "
               f"rejections {passes[name]['rejection_reasons']}")
     written = []

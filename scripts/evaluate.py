@@ -8,7 +8,8 @@
 
 Writes results/runs/<name>/episodes.jsonl.gz (every episode with its full transcript and
 verdict) and metrics.json (success and every diagnostic per split and pooled, plus
-efficiency). Interrupted runs resume from results/runs/<name>/episodes.partial.jsonl.
+efficiency). Interrupted runs resume from results/runs/<name>/episodes.partial.jsonl, unless
+it was written for another model, adapter, decoding or task list.
 """
 from __future__ import annotations
 
@@ -22,13 +23,23 @@ sys.path.insert(0, str(ROOT))
 from tqdm import tqdm  # noqa: E402
 
 from ccl.config import ConfigError, stage_with_models  # noqa: E402
-from ccl.evaluation import EvaluateConfig, efficiency, metrics, read_partial, run_tasks  # noqa: E402
-from ccl.jsonio import read_jsonl, write_json, write_jsonl  # noqa: E402
+from ccl.evaluation import EvaluateConfig, efficiency, fingerprint, metrics, run_tasks  # noqa: E402
+from ccl.jsonio import read_jsonl, sha256_file, write_json, write_jsonl  # noqa: E402
 from ccl.models.registry import ModelError  # noqa: E402
 from ccl.policy.base import GenConfig  # noqa: E402
+from ccl.policy.adapters import resolve_adapter  # noqa: E402
 from ccl.policy.load import load_policy  # noqa: E402
+from ccl.resume import ChunkLog  # noqa: E402
 
 BASELINES = ("A_base", "A_fewshot", "teacher", "oracle")
+
+
+def adapter_hashes(adapter: Path | None) -> dict[str, str] | None:
+    """SHA-256 of every file of the adapter, so a partial log never outlives a retrained adapter."""
+    if adapter is None:
+        return None
+    folder = resolve_adapter(adapter)
+    return {p.name: sha256_file(p) for p in sorted(folder.iterdir()) if p.is_file()} if folder.is_dir() else {}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,21 +75,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"evaluate: {e}", file=sys.stderr)
         return 2
     out = args.out / args.name
-    partial = out / "episodes.partial.jsonl"
-    print(f"evaluate {args.name}: {len(tasks)} tasks, profile {profile}, "
-          f"{'oracle' if args.name == 'oracle' else f'{model} on {backend}'}")
-    with tqdm(total=len(tasks), initial=len({r['task_id'] for r in read_partial(partial)}), unit="ep") as bar:
-        run = run_tasks(tasks, policy, partial, cfg.batch_size, fewshot=args.name == "A_fewshot",
+    print_name = "oracle" if args.name == "oracle" else f"{model} on {backend}"
+    log = ChunkLog(out / "episodes.partial.jsonl",
+                   fingerprint(args.name, None if args.name == "oracle" else model, backend,
+                               adapter_hashes(args.adapter), gen, cfg.batch_size, tasks))
+    if log.discarded:
+        print(f"evaluate {args.name}: discarded a partial log written for other settings")
+    print(f"evaluate {args.name}: {len(tasks)} tasks, profile {profile}, {print_name}")
+    with tqdm(total=len(tasks), initial=sum(log.done(t["id"]) for t in tasks), unit="ep") as bar:
+        run = run_tasks(tasks, policy, log, cfg.batch_size, fewshot=args.name == "A_fewshot",
                         progress=bar.update)
-    order = {t["id"]: i for i, t in enumerate(tasks)}
-    rows = sorted((r for r in read_partial(partial) if r["task_id"] in order), key=lambda r: order[r["task_id"]])
+    rows = [log.chunks[t["id"]] for t in tasks]
     write_jsonl(out / "episodes.jsonl.gz", rows)
     result = {"name": args.name, "profile": profile, "model": None if args.name == "oracle" else model,
               "backend": None if args.name == "oracle" else backend,
               "adapter": str(args.adapter) if args.adapter else None,
               **metrics(rows, cfg.splits), "efficiency": efficiency(rows, run, getattr(policy, "stats", None))}
     write_json(out / "metrics.json", result)
-    partial.unlink()
+    log.remove()
     pooled = result["pooled_main"]
     print(f"evaluate {args.name}: pooled success {pooled['success']:.3f} over {pooled['n']} main-split episodes"
           if pooled else f"evaluate {args.name}: done")

@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from ccl.config import stage_with_models
+from ccl.evaluation import EvaluateConfig, fingerprint
 from ccl.jsonio import read_jsonl
 from ccl.policy.base import GenConfig
 from ccl.policy.load import load_backend
+from ccl.resume import ChunkLog
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "smollm2-135m-instruct"
@@ -84,21 +87,44 @@ def test_smoke_evaluation_with_the_embedded_model(smoke_data, tmp_path):
     assert not (tmp_path / "A_base" / "episodes.partial.jsonl").exists()
 
 
+def oracle_log(smoke_data, out, tasks_from=None) -> ChunkLog:
+    """The partial log the smoke oracle evaluation keeps, under the fingerprint it would use."""
+    cfg, models, _ = stage_with_models(ROOT / "params.yaml", "evaluate", EvaluateConfig, "smoke")
+    tasks = [t for split in cfg.splits for t in list(read_jsonl(smoke_data / f"{split}.jsonl"))[: cfg.max_tasks_per_split]]
+    fp = fingerprint("oracle", None, models.student_backend, None, GenConfig(max_new_tokens=cfg.max_new_tokens),
+                     cfg.batch_size, tasks_from or tasks)
+    return ChunkLog(out / "oracle" / "episodes.partial.jsonl", fp)
+
+
 def test_interrupted_evaluation_resumes_without_redoing(smoke_data, tmp_path):
     full, resumed = tmp_path / "full", tmp_path / "resumed"
     assert evaluate("oracle", smoke_data, full).returncode == 0
     rows = list(read_jsonl(full / "oracle" / "episodes.jsonl.gz"))
-    partial = resumed / "oracle" / "episodes.partial.jsonl"
-    partial.parent.mkdir(parents=True)
-    torn = json.dumps(rows[3], sort_keys=True)[:50]
-    partial.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows[:3]) + torn)
+    log = oracle_log(smoke_data, resumed)
+    for r in rows[:3]:
+        log.append(r["task_id"], r)
+    with open(log.path, "a") as f:
+        f.write(json.dumps({"chunk": rows[3]["task_id"], "payload": rows[3]})[:50])  # torn by a kill
     assert evaluate("oracle", smoke_data, resumed).returncode == 0
     m = json.loads((resumed / "oracle" / "metrics.json").read_text())
     assert (m["efficiency"]["episodes_resumed"], m["efficiency"]["episodes_this_run"]) == (3, 5)
     again = list(read_jsonl(resumed / "oracle" / "episodes.jsonl.gz"))
     strip = lambda r: {k: v for k, v in r.items() if k != "latency_s"}  # noqa: E731
     assert [strip(r) for r in again] == [strip(r) for r in rows]
-    assert m["pooled_main"]["success"] == 1.0
+    assert m["pooled_main"]["success"] == 1.0 and not log.path.exists()
+
+
+def test_a_partial_log_for_other_tasks_is_discarded_not_mixed_in(smoke_data, tmp_path):
+    full = tmp_path / "full"
+    assert evaluate("oracle", smoke_data, full).returncode == 0
+    rows = list(read_jsonl(full / "oracle" / "episodes.jsonl.gz"))
+    log = oracle_log(smoke_data, tmp_path / "other", tasks_from=[{"id": r["task_id"]} for r in rows[:2]])
+    for r in rows[:2]:
+        log.append(r["task_id"], {**r, "verdict": {**r["verdict"], "success": False}})  # would be wrong here
+    r = evaluate("oracle", smoke_data, tmp_path / "other")
+    assert r.returncode == 0 and "discarded a partial log" in r.stdout
+    m = json.loads((tmp_path / "other" / "oracle" / "metrics.json").read_text())
+    assert m["efficiency"]["episodes_resumed"] == 0 and m["pooled_main"]["success"] == 1.0
 
 
 def test_unknown_name_without_adapter_is_an_error(smoke_data, tmp_path):

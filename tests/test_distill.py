@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ccl.distill import REJECTION_REASONS, DistillConfig, judged_row, rejection_reasons, run_pass
+from ccl.distill import (REJECTION_REASONS, DistillConfig, judged_row, pass2_tasks, rejection_reasons,
+                         run_pass)
 from ccl.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
 from ccl.oracle import OraclePolicy
 from ccl.resume import ChunkLog, chunked
@@ -116,6 +117,14 @@ def test_pass_resumes_from_last_finished_chunk(tmp_path):
     assert [json.dumps(r, sort_keys=True) for r in resumed] == [json.dumps(r, sort_keys=True) for r in full]
     assert [r["task_id"] for r in full] == [t["id"] for t in tasks]
     assert all(r["accepted"] for r in full)
+
+
+def test_pass2_takes_rejected_tasks_in_pool_order_up_to_the_cap():
+    offered = [{"id": f"t{i}"} for i in range(6)]
+    pass1 = [{"task_id": f"t{i}", "accepted": i in (1, 4)} for i in (5, 4, 3, 2, 1, 0)]  # rows in any order
+    assert [t["id"] for t in pass2_tasks(offered, pass1, DistillConfig())] == ["t0", "t2", "t3", "t5"]
+    assert [t["id"] for t in pass2_tasks(offered, pass1, DistillConfig(pass2_max=2))] == ["t0", "t2"]
+    assert pass2_tasks(offered, pass1, DistillConfig(pass2_max=0)) == []
 
 
 def test_chunk_log_ignores_torn_line_and_other_fingerprints(tmp_path):

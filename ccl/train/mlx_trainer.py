@@ -74,12 +74,25 @@ def _batch(batch: list[Packed], pad_id: int):
     return mx.array(ids), mx.array(mask)
 
 
+def _output_logits(model, hidden):
+    """The vocabulary projection: a separate head, or the tied input embedding."""
+    head = getattr(model, "lm_head", None)
+    return head(hidden) if head is not None else model.model.embed_tokens.as_linear(hidden)
+
+
 def _summed_nll(model, ids, mask):
+    """Summed target NLL; the vocabulary projection runs only at positions whose next token is a
+    target in some row (as in the torch trainer): projecting every position would cost
+    batch x tokens x vocabulary floats, most of them never scored."""
     import mlx.core as mx
     import mlx.nn as nn
-    logits = model(ids[:, :-1]).astype(mx.float32)
-    nll = nn.losses.cross_entropy(logits, ids[:, 1:], reduction="none")
-    return (nll * mask[:, 1:]).sum()
+    import numpy as np
+    targets = mask[:, 1:]
+    keep = mx.array(np.flatnonzero(np.array(targets).any(axis=0)))
+    hidden = model.model(ids[:, :-1])[:, keep]
+    logits = _output_logits(model, hidden).astype(mx.float32)
+    nll = nn.losses.cross_entropy(logits, ids[:, 1:][:, keep], reduction="none")
+    return (nll * targets[:, keep]).sum()
 
 
 def make_optimizer(tm: MLXModel, recipe: TrainRecipe):
