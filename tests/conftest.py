@@ -24,3 +24,33 @@ def smoke_distilled(smoke_data):
     subprocess.run([sys.executable, "scripts/distill.py", "--profile", "smoke", "--data", str(smoke_data),
                     "--out", str(root / "teacher")], cwd=ROOT, check=True, capture_output=True)
     return root
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    r = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, f"{args[0]} failed:\n" + r.stdout[-2000:] + r.stderr[-3000:]
+    return r
+
+
+@pytest.fixture(scope="session")
+def smoke_study(smoke_distilled, tmp_path_factory):
+    """A repository-shaped root with the whole smoke chain run once per session:
+    build_sft -> train C_s0 -> evaluate C_s0 and oracle -> analyze. Layout as in the repository
+    (data/v1, runs, logs, results), so report and site builders run on it with --root."""
+    study = tmp_path_factory.mktemp("study")
+    data = study / "data" / "v1"
+    data.mkdir(parents=True)
+    for name in ("tasks", "sft", "teacher", "manifest.json", "leakage_audit.json"):
+        (data / name).symlink_to(smoke_distilled / name)
+    _run("scripts/build_sft.py", "--profile", "smoke", "--data", str(data), "--out", str(data / "variants"))
+    runs = study / "runs"
+    _run("scripts/train.py", "configs/train/C_s0.json", "--profile", "smoke", "--data", str(data),
+         "--runs", str(runs), "--archive", str(study / "archive"),
+         "--stability-log", str(study / "logs" / "stability.jsonl"))
+    results = study / "results" / "runs"
+    for name, extra in (("C_s0", ["--adapter", str(runs / "C_s0")]), ("oracle", [])):
+        _run("scripts/evaluate.py", "--profile", "smoke", "--name", name, *extra, "--data", str(data / "tasks"),
+             "--out", str(results))
+    _run("scripts/analyze.py", "--profile", "smoke", "--runs", str(results), "--out",
+         str(study / "results" / "summary.json"))
+    return study

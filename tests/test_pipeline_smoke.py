@@ -17,17 +17,11 @@ def run(*args: str) -> subprocess.CompletedProcess:
     return r
 
 
-def test_smoke_training_lowers_validation_loss_and_the_run_evaluates(smoke_distilled, tmp_path):
-    data = smoke_distilled
-    run("scripts/build_sft.py", "--profile", "smoke", "--data", str(data), "--out", str(tmp_path / "data" / "variants"))
-    # train reads DATA/variants and DATA/sft: assemble a data root with the fresh variants
-    (tmp_path / "data" / "sft").symlink_to(data / "sft")
-    variants = read_json(tmp_path / "data" / "variants" / "variants.json")
+def test_smoke_training_lowers_validation_loss_and_the_run_evaluates(smoke_study):
+    data = smoke_study / "data" / "v1"
+    variants = read_json(data / "variants" / "variants.json")
     assert variants["variants"]["C"]["episodes"] == 8 and variants["variants"]["C"]["sources"] == {"oracle": 8}
-    runs = tmp_path / "runs"
-    run("scripts/train.py", "configs/train/C_s0.json", "--profile", "smoke", "--data", str(tmp_path / "data"),
-        "--runs", str(runs), "--archive", str(tmp_path / "archive"),
-        "--stability-log", str(tmp_path / "logs" / "stability.jsonl"))
+    runs = smoke_study / "runs"
     summary = read_json(runs / "C_s0" / "summary.json")
     assert summary["steps"] == 4 and summary["stability"] == "passed"
     assert summary["val_loss"] < summary["val_loss_before"]  # the smoke run learned from oracle data
@@ -36,10 +30,9 @@ def test_smoke_training_lowers_validation_loss_and_the_run_evaluates(smoke_disti
     from safetensors.numpy import load_file
     b = [t for n, t in load_file(runs / "C_s0" / "adapter" / "adapter_model.safetensors").items() if "lora_B" in n]
     assert b and all(abs(t).sum() > 0 for t in b)  # LoRA B starts at zero: the adapter changed
-    assert json.loads((tmp_path / "logs" / "stability.jsonl").read_text())["status"] == "passed"
+    assert json.loads((smoke_study / "logs" / "stability.jsonl").read_text())["status"] == "passed"
     run("scripts/verify.py", "--root", str(runs))
-    out = tmp_path / "results"
-    run("scripts/evaluate.py", "--profile", "smoke", "--name", "C_s0", "--adapter", str(runs / "C_s0"),
-        "--data", str(data / "tasks"), "--out", str(out))
-    metrics = read_json(out / "C_s0" / "metrics.json")
+    metrics = read_json(smoke_study / "results" / "runs" / "C_s0" / "metrics.json")
     assert metrics["adapter"].endswith("C_s0") and metrics["pooled_main"]["n"] == 8
+    summary = read_json(smoke_study / "results" / "summary.json")
+    assert set(summary["configs"]) == {"C", "oracle"}

@@ -1,0 +1,77 @@
+"""The artifacts the report and the site read, each with the stage that writes it.
+
+Reporting reads only these files (never the library's internals), so a rerun that
+changes a result changes the report. A missing artifact is a value of its own kind,
+``Missing``, that says which file and which stage produces it, so every page can print
+that instead of a blank table.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# path (relative to the repository root) -> (what it is, the stage that writes it)
+PRODUCERS: dict[str, tuple[str, str]] = {
+    "results/summary.json": ("statistics over every evaluated configuration", "analyze"),
+    "data/v1/manifest.json": ("dataset hashes, sizes and composition", "build_datasets"),
+    "data/v1/leakage_audit.json": ("train/eval leakage audit", "build_datasets"),
+    "data/v1/teacher/summary.json": ("teacher-generation record", "distill"),
+    "data/v1/variants/variants.json": ("SFT training variants", "build_sft"),
+    "logs/stability.jsonl": ("stability-rule record of every training run", "train"),
+}
+
+
+@dataclass(frozen=True)
+class Missing:
+    """An artifact that is not there; renders as a sentence naming it and its stage."""
+
+    path: str
+    stage: str
+    what: str = ""
+
+    def message(self) -> str:
+        what = f" ({self.what})" if self.what else ""
+        return (f"Not available: `{self.path}`{what} is missing; it is written by the "
+                f"`{self.stage}` stage (`dvc repro {self.stage}`).")
+
+
+@dataclass
+class Artifacts:
+    """Every artifact the report reads, loaded once from a repository root."""
+
+    root: Path
+    files: dict[str, Any] = field(default_factory=dict)  # path -> parsed content or Missing
+    runs: dict[str, dict] = field(default_factory=dict)  # training run name -> summary.json
+    train_logs: dict[str, list[dict]] = field(default_factory=dict)  # run name -> train_log.jsonl rows
+    archived: dict[str, dict] = field(default_factory=dict)  # archived run -> its reason record
+
+    def get(self, path: str) -> Any:
+        return self.files[path]
+
+    def sources(self) -> list[str]:
+        """Paths of the artifacts that exist (the report lists them with hashes)."""
+        return sorted(p for p, v in self.files.items() if not isinstance(v, Missing))
+
+
+def _read(path: Path) -> Any:
+    if path.suffix == ".jsonl":
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def load_artifacts(root: Path) -> Artifacts:
+    root = Path(root)
+    art = Artifacts(root=root)
+    for rel, (what, stage) in PRODUCERS.items():
+        p = root / rel
+        art.files[rel] = _read(p) if p.exists() else Missing(rel, stage, what)
+    for summary in sorted((root / "runs").glob("*/summary.json")):
+        name = summary.parent.name
+        art.runs[name] = _read(summary)
+        log = summary.parent / "train_log.jsonl"
+        art.train_logs[name] = _read(log) if log.exists() else []
+    for reason in sorted((root / "archive").glob("*/reason.json")):
+        art.archived[reason.parent.name] = _read(reason)
+    return art

@@ -1,0 +1,92 @@
+"""Numbers the report's prose states, each computed from an artifact.
+
+The prose template reads only this dictionary (rendered with Jinja's StrictUndefined),
+so a sentence cannot quote a number no artifact holds.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .artifacts import Artifacts, Missing
+from .tables import SUMMARY
+
+BASELINES = ("A_base", "A_fewshot", "teacher", "oracle")
+MAIN_VARIANTS = ("B", "C", "Dmix", "Dseq")
+
+
+def _interval(cell: dict | None) -> dict | None:
+    if not cell:
+        return None
+    return {"mean": round(cell["mean"], 1), "low": round(cell["low"], 1), "high": round(cell["high"], 1),
+            "n": cell["n"], "text": f"{cell['mean']:.1f}% [{cell['low']:.1f}, {cell['high']:.1f}]"}
+
+
+def results_facts(summary: dict) -> dict[str, Any]:
+    rows = {r["config"]: r for r in summary["success_by_split"]["rows"]}
+    splits = [c for c in summary["success_by_split"]["columns"] if c.startswith("eval_")]
+    pooled = {c: _interval(r.get("all")) for c, r in rows.items()}
+    by_split = {c: {s: _interval(r.get(s)) for s in splits} for c, r in rows.items()}
+    trained = [c for c in summary["configs"] if c not in BASELINES]
+    paired = summary["paired"]["rows"]
+    sig = [r for r in paired if r["significant"]]
+
+    def wins(a: str, b: str) -> dict:
+        rs = [r for r in paired if r["a"] == a and r["b"] == b]
+        return {"splits": len(rs), "significant_better": sum(r["significant"] and r["diff"] > 0 for r in rs),
+                "significant_worse": sum(r["significant"] and r["diff"] < 0 for r in rs),
+                "diffs": {r["split"]: round(r["diff"], 1) for r in rs}}
+
+    stats = summary["stats"]
+    best = max(trained, key=lambda c: pooled[c]["mean"] if pooled.get(c) else -1) if trained else None
+    tasks_per_split = {s: rows[next(iter(rows))][s]["n"] for s in splits if rows[next(iter(rows))].get(s)}
+    return {
+        "profile": summary["profile"], "configs": summary["configs"], "trained": trained, "splits": splits,
+        "pooled": pooled, "by_split": by_split, "best_trained": best,
+        "pooled_text": {c: pooled[c]["text"] if pooled.get(c) else "— (not evaluated)"
+                        for c in [*BASELINES, *trained]},
+        "seeds": summary["seeds_per_config"], "tasks_per_split": tasks_per_split,
+        "tasks_pooled": sum(tasks_per_split.values()),
+        "n_tests": summary["paired"]["n_tests"], "n_significant": len(sig),
+        "vs_base": {c: wins(c, "A_base") for c in trained},
+        "vs_fewshot": {c: wins(c, "A_fewshot") for c in trained},
+        "c_vs_b": wins("C", "B") if {"B", "C"} <= set(trained) else None,
+        "n_resamples": stats["n_resamples"], "n_flips": stats["n_flips"], "alpha": stats["alpha"],
+        "min_p": round(1 / (stats["n_flips"] + 1), 4),
+        "min_p_holm": round(min(1.0, summary["paired"]["n_tests"] / (stats["n_flips"] + 1)), 4),
+        "flagged_templates": stats["flagged_templates"],
+    }
+
+
+def teacher_facts(s: dict) -> dict[str, Any]:
+    p1 = s["passes"]["pass1"]
+    return {"model": s["teacher"]["model"], "offered": s["tasks_offered"], "accepted": s["accepted_episodes"],
+            "share": round(100 * s["accepted_share_of_tasks"], 1), "families": s["accepted_by_family"],
+            "families_offered": s["offered_by_family"],
+            "absent_families": sorted(set(s["offered_by_family"]) - set(s["accepted_by_family"])),
+            "pass1_rate": round(100 * p1["acceptance_rate"], 1), "pass2_episodes": s["passes"]["pass2"]["episodes"],
+            "wall_min": round(s["wall_s_total"] / 60, 1)}
+
+
+def training_facts(art: Artifacts) -> dict[str, Any]:
+    runs = art.runs
+    return {"runs": sorted(runs), "n_runs": len(runs), "archived": sorted(art.archived),
+            "steps": sorted({r["steps"] for r in runs.values()}),
+            "minutes_total": round(sum(r["train_minutes"] for r in runs.values()), 1),
+            "val_before": {n: r["val_loss_before"] for n, r in runs.items()},
+            "val_after": {n: r["val_loss"] for n, r in runs.items()},
+            "trainable_params": sorted({r["trainable_params"] for r in runs.values()}),
+            "base_model": sorted({r["base_model"] for r in runs.values()})}
+
+
+def all_facts(art: Artifacts) -> dict[str, Any]:
+    """Facts by artifact; an absent artifact gives None, and the template says so."""
+    summary = art.get(SUMMARY)
+    teacher = art.get("data/v1/teacher/summary.json")
+    variants = art.get("data/v1/variants/variants.json")
+    return {
+        "results": None if isinstance(summary, Missing) else results_facts(summary),
+        "teacher": None if isinstance(teacher, Missing) else teacher_facts(teacher),
+        "variants": None if isinstance(variants, Missing) else variants,
+        "training": training_facts(art),
+        "missing": {p: v.message() for p, v in art.files.items() if isinstance(v, Missing)},
+    }

@@ -1,0 +1,140 @@
+"""Figures for the site, drawn with matplotlib from the same artifacts as the tables.
+
+Each function returns a Figure, or a string saying why it cannot be drawn (which
+artifact is missing or holds no rows); the site prints that string in the figure's place.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .artifacts import Artifacts, Missing
+from .tables import SUMMARY
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _summary(art: Artifacts, key: str) -> dict | str:
+    s = art.get(SUMMARY)
+    if isinstance(s, Missing):
+        return s.message()
+    if not s[key]["rows"]:
+        return f"No rows in `{SUMMARY}` [{key}]: {s[key].get('note', '')}"
+    return s[key]
+
+
+def success_by_split(art: Artifacts):
+    block = _summary(art, "success_by_split")
+    if isinstance(block, str):
+        return block
+    plt = _plt()
+    splits = [c for c in block["columns"] if c.startswith("eval_") or c == "all"]
+    rows = block["rows"]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    width = 0.8 / len(rows)
+    for i, r in enumerate(rows):
+        cells = [r.get(s) for s in splits]
+        mean = np.array([c["mean"] if c else np.nan for c in cells])
+        err = np.array([[c["mean"] - c["low"], c["high"] - c["mean"]] if c else [0, 0] for c in cells]).T
+        ax.bar(np.arange(len(splits)) + i * width, mean, width, yerr=err, capsize=2, label=r["config"])
+    ax.set_xticks(np.arange(len(splits)) + 0.4 - width / 2, splits)
+    ax.set_ylabel("workflow success (%)")
+    ax.set_ylim(0, 105)
+    ax.legend(ncol=4, fontsize=8)
+    ax.set_title("Success by split, mean and 95% CI")
+    return fig
+
+
+def _heatmap(art: Artifacts, key: str, title: str):
+    block = _summary(art, key)
+    if isinstance(block, str):
+        return block
+    plt = _plt()
+    cols = [c for c in block["columns"] if c not in ("config", "seeds", "ci")]
+    configs = [r["config"] for r in block["rows"]]
+    grid = np.array([[r[c]["mean"] if r.get(c) else np.nan for c in cols] for r in block["rows"]])
+    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * len(cols), 0.8 + 0.45 * len(configs)))
+    im = ax.imshow(grid, vmin=0, vmax=100, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(cols)), cols, rotation=30, ha="right")
+    ax.set_yticks(range(len(configs)), configs)
+    for (i, j), v in np.ndenumerate(grid):
+        ax.text(j, i, "—" if np.isnan(v) else f"{v:.0f}", ha="center", va="center",
+                color="white" if not np.isnan(v) and v < 60 else "black", fontsize=8)
+    fig.colorbar(im, ax=ax, label="success (%)")
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def by_family(art: Artifacts):
+    return _heatmap(art, "by_family", "Success by task family")
+
+
+def by_depth(art: Artifacts):
+    return _heatmap(art, "by_depth", "Success by gold workflow depth")
+
+
+def catalogue(art: Artifacts):
+    block = _summary(art, "catalogue_ablation")
+    if isinstance(block, str):
+        return block
+    plt = _plt()
+    ks = [c for c in block["columns"] if c not in ("config", "seeds", "ci")]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for r in block["rows"]:
+        ax.plot(ks, [r[k]["mean"] if r.get(k) else np.nan for k in ks], marker="o", label=r["config"])
+    ax.set_xlabel("distractor tools in the catalogue")
+    ax.set_ylabel("success (%)")
+    ax.legend(fontsize=8)
+    ax.set_title("Catalogue-size ablation")
+    return fig
+
+
+def loss_curves(art: Artifacts):
+    if not any(art.train_logs.values()):
+        return Missing("runs/<run>/train_log.jsonl", "train", "training logs").message()
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, log in art.train_logs.items():
+        if log:
+            ax.plot([r["step"] for r in log], [r["loss"] for r in log], marker=".", label=name)
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("training loss (assistant tokens)")
+    ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    ax.set_title("Training loss per run")
+    return fig
+
+
+FIGURES = {  # file name -> (caption, builder)
+    "success_by_split.png": ("Workflow success by split with 95% intervals.", success_by_split),
+    "by_family.png": ("Success by task family, main splits pooled.", by_family),
+    "by_depth.png": ("Success by gold workflow depth, main splits pooled.", by_depth),
+    "catalogue_ablation.png": ("Success against the number of distractor tools.", catalogue),
+    "loss_curves.png": ("Training loss per optimizer step for every run.", loss_curves),
+}
+
+
+def write_figures(art: Artifacts, out: Path) -> dict[str, str | None]:
+    """Draw every figure into ``out``; value None = drawn, else the reason it is absent."""
+    plt = _plt()
+    out.mkdir(parents=True, exist_ok=True)
+    status = {}
+    for name, (_, build) in FIGURES.items():
+        fig = build(art)
+        if isinstance(fig, str):
+            (out / name).unlink(missing_ok=True)
+            status[name] = fig
+            continue
+        tmp = out / f".{name}.tmp"
+        fig.savefig(tmp, dpi=110, format="png", metadata={"Software": None})
+        plt.close(fig)
+        tmp.replace(out / name)
+        status[name] = None
+    return status

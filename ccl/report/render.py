@@ -1,0 +1,69 @@
+"""Render the report: prose template + generated marker blocks -> Markdown -> HTML.
+
+Each table sits between ``<!-- BEGIN:name -->`` and ``<!-- END:name -->``. ``stale_blocks``
+compares the blocks of a written report with freshly generated ones, so a report whose
+numbers no longer match its artifacts is caught by name.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from .tables import Table, check_table
+
+TEMPLATES = Path(__file__).parent / "templates"
+BLOCK = re.compile(r"<!-- BEGIN:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- END:(?P=name) -->", re.S)
+
+
+def _escape(cell: str) -> str:
+    return cell.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(t: Table) -> str:
+    """A table as Markdown: title, the table (or the missing-artifact sentence), its note and sources."""
+    out = [f"**{t.title}**", ""]
+    if t.missing:
+        out += [t.missing, ""]
+    elif not t.rows:
+        out += ["No rows: " + (t.note or "the artifact holds none."), ""]
+    else:
+        out.append("| " + " | ".join(_escape(c) for c in t.columns) + " |")
+        out.append("|" + "|".join(" --- " for _ in t.columns) + "|")
+        out += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in t.rows]
+        out.append("")
+        if t.note:
+            out += [t.note, ""]
+    out.append("Source: " + ", ".join(f"`{s}`" for s in t.sources))
+    return "\n".join(out) + "\n"
+
+
+def block(name: str, tables: dict[str, Table]) -> str:
+    if name not in tables:
+        raise KeyError(f"report template asks for table {name!r}; known: {', '.join(sorted(tables))}")
+    t = tables[name]
+    check_table(t)
+    return f"<!-- BEGIN:{name} -->\n{markdown_table(t)}<!-- END:{name} -->"
+
+
+def render_markdown(template: str, tables: dict[str, Table], facts: dict, stamp: dict) -> str:
+    env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=True,
+                      autoescape=False)
+    return env.get_template(template).render(table=lambda n: block(n, tables), facts=facts, stamp=stamp,
+                                             tables=tables)
+
+
+def markdown_to_html(md: str) -> str:
+    from markdown_it import MarkdownIt
+    return MarkdownIt("commonmark").enable("table").render(md)
+
+
+def blocks(text: str) -> dict[str, str]:
+    return {m["name"]: m["body"] for m in BLOCK.finditer(text)}
+
+
+def stale_blocks(written: str, fresh: str) -> list[str]:
+    """Names of marker blocks that differ between a written report and a fresh rendering."""
+    old, new = blocks(written), blocks(fresh)
+    return sorted(n for n in old.keys() | new.keys() if old.get(n) != new.get(n))

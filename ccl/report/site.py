@@ -1,0 +1,119 @@
+"""The static site: report, methods and reproducibility, figures, trace explorer.
+
+Pages are Jinja templates filled from artifacts; everything lands in one output folder
+that works opened from disk or behind any static server, with no network access.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import yaml
+
+from ..jsonio import atomic_write_bytes
+from .artifacts import Artifacts, Missing
+from .figures import FIGURES, write_figures
+from .page import NAV, environment, html_page
+from .render import markdown_table, markdown_to_html
+from .tables import Table, check_table
+from .traces import export_traces
+
+STATIC = Path(__file__).parent / "static"
+
+
+def stamp(root: Path) -> dict:
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                                text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown (not a git checkout)"
+    return {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": commit}
+
+
+def pipeline_commands(dvc_yaml: Path) -> list[tuple[str, str]]:
+    """(stage, command) for every stage of dvc.yaml, with foreach stages expanded."""
+    stages = yaml.safe_load(dvc_yaml.read_text(encoding="utf-8"))["stages"]
+    out = []
+    for name, st in stages.items():
+        if "foreach" not in st:
+            out.append((name, st["cmd"]))
+            continue
+        items = st["foreach"]
+        pairs = items.items() if isinstance(items, dict) else ((i, i) for i in items)
+        for key, item in pairs:
+            cmd = st["do"]["cmd"].replace("${key}", str(key)).replace("${item}", str(item))
+            if isinstance(item, dict):
+                for k, v in item.items():
+                    cmd = cmd.replace("${item.%s}" % k, str(v))
+            out.append((f"{name}@{key}", cmd))
+    return out
+
+
+def methods_markdown(tables: dict[str, Table], commands: list[tuple[str, str]], missing: dict[str, str]) -> str:
+    parts = ["# Methods & reproducibility", "",
+             "How every number was produced: the exact data files with their SHA-256, the leakage audit, "
+             "the teacher-generation record, the training runs with their adapter hashes, and the commands "
+             "of the pipeline. Everything here is exported from the repository's artifacts.", ""]
+    for name in ("datasets", "leakage", "teacher", "training"):
+        check_table(tables[name])
+        parts += [f'<div id="{name}"></div>', "", markdown_table(tables[name]), ""]
+    parts += ["## Pipeline", "", "`dvc repro` runs these stages in dependency order; each can also be run alone.", "",
+              "| stage | command |", "| --- | --- |"]
+    parts += [f"| {s} | `{c}` |" for s, c in commands]
+    parts += ["", "## Verifying hashes", "",
+              "`python scripts/verify.py` recomputes the SHA-256 of every dataset, teacher file, variant and "
+              "adapter and compares them with the manifests; it exits non-zero naming each file that differs.", ""]
+    if missing:
+        parts += ["## Missing artifacts", ""] + [f"- {m}" for m in missing.values()]
+    return "\n".join(parts) + "\n"
+
+
+def figures_html(status: dict[str, str | None]) -> str:
+    parts = ["<h1>Figures</h1>"]
+    env = environment()
+    for name, (caption, _) in FIGURES.items():
+        reason = status[name]
+        if reason is None:
+            parts.append(env.from_string('<figure><img src="figures/{{ n }}" alt="{{ c }}"><figcaption>{{ c }}'
+                                         '</figcaption></figure>').render(n=name, c=caption))
+        else:
+            parts.append(env.from_string('<div class="missing"><strong>{{ c }}</strong> {{ r }}</div>')
+                         .render(c=caption, r=reason))
+    return "\n".join(parts)
+
+
+def report_html(report_md: Path) -> str:
+    if not report_md.exists():
+        return ('<div class="missing">The report is missing: <code>results/report.md</code> is written by the '
+                '<code>build_report</code> stage (<code>dvc repro build_report</code>).</div>')
+    return markdown_to_html(report_md.read_text(encoding="utf-8"))
+
+
+def write_site(root: Path, art: Artifacts, tables: dict[str, Table], out: Path, dvc_yaml: Path) -> dict:
+    """Write every page, figure and trace file under ``out``; return what was written.
+    ``dvc_yaml`` is the pipeline definition whose commands the methods page lists."""
+    st = stamp(root)
+    out.mkdir(parents=True, exist_ok=True)
+    data = out / "data" / "traces"
+    if data.exists():
+        shutil.rmtree(data)  # configurations evaluated before but not now must not linger
+    index = export_traces(root / "results" / "runs", root / "data" / "v1" / "tasks", data)
+    fig_status = write_figures(art, out / "figures")
+    missing = {p: v.message() for p, v in art.files.items() if isinstance(v, Missing)}
+    pages = {
+        "index.html": ("Report", report_html(root / "results" / "report.md"), []),
+        "methods.html": ("Methods & reproducibility",
+                         markdown_to_html(methods_markdown(tables, pipeline_commands(dvc_yaml), missing)), []),
+        "figures.html": ("Figures", figures_html(fig_status), []),
+        "traces.html": ("Trace explorer", environment().get_template("traces.html.j2").render(),
+                        ["data/traces/index.js", "data/traces/tasks.js", "data/traces/prompts.js", "traces.js"]),
+    }
+    for name, (title, body, scripts) in pages.items():
+        html = html_page(title, body, page=name.split(".")[0], stamp=st, nav=NAV, scripts=scripts)
+        atomic_write_bytes(out / name, html.encode("utf-8"))
+    atomic_write_bytes(out / "traces.js", (STATIC / "traces.js").read_bytes())
+    for p in out.rglob("*"):  # atomic writes create 0600 files; a site must be readable by any web server
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    return {"pages": sorted(pages), "figures": fig_status, "traces": index, "stamp": st}

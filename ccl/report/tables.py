@@ -1,0 +1,210 @@
+"""Report tables, each built from named artifacts and nothing else.
+
+A ``Table`` holds display strings only, plus the artifacts it was built from. A table
+whose artifact is missing still exists: it carries the ``Missing`` message instead of
+rows, so a page says which file and stage to run rather than showing a blank.
+``check_table`` refuses a table with an empty cell or without a source.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .artifacts import Artifacts, Missing
+
+SUMMARY = "results/summary.json"
+
+
+@dataclass
+class Table:
+    name: str
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    sources: list[str]
+    note: str = ""
+    missing: str = ""  # set when an artifact the table needs is absent
+
+
+class TableError(ValueError):
+    pass
+
+
+def check_table(t: Table) -> None:
+    """Every cell is a non-empty string and the table names the artifacts it came from."""
+    if not t.sources:
+        raise TableError(f"table {t.name}: no source artifact")
+    for i, row in enumerate(t.rows):
+        if len(row) != len(t.columns):
+            raise TableError(f"table {t.name}, row {i}: {len(row)} cells for {len(t.columns)} columns")
+        for col, cell in zip(t.columns, row):
+            if not isinstance(cell, str) or not cell:
+                raise TableError(f"table {t.name}, row {i}, column {col!r}: cell has no value from its source")
+
+
+# ------------------------------------------------------------------ cell formatting
+def pct(x: float | None, digits: int = 1) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def signed(x: float) -> str:
+    return f"{x:+.1f}"
+
+
+def fmt_cell(v: Any) -> str:
+    """A summary.json cell: interval dicts as 'mean [low, high]', counts as 'mean (n=..)'."""
+    if v is None:
+        return "—"  # the artifact records the value as undefined (e.g. no calls to score)
+    if isinstance(v, dict):
+        if "low" in v and "high" in v:
+            return f"{v['mean']:.1f} [{v['low']:.1f}, {v['high']:.1f}]"
+        if "mean" in v:
+            return f"{v['mean']:.1f} (n={v['n']})"
+        return ", ".join(f"{k} {fmt_cell(x)}" for k, x in v.items())
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:,.2f}" if abs(v) < 1000 else f"{v:,.0f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, list):
+        return ", ".join(fmt_cell(x) for x in v) or "none"
+    return str(v)
+
+
+def composition(counts: dict | None) -> str:
+    return " · ".join(f"{k} {v}" for k, v in counts.items()) if counts else "—"
+
+
+def missing_table(name: str, title: str, m: Missing) -> Table:
+    return Table(name, title, [], [], [m.path], missing=m.message())
+
+
+# ------------------------------------------------------------------ results tables (summary.json)
+def summary_table(art: Artifacts, key: str, title: str,
+                  cell: Callable[[str, Any], str] = lambda col, v: fmt_cell(v)) -> Table:
+    summary = art.get(SUMMARY)
+    if isinstance(summary, Missing):
+        return missing_table(key, title, summary)
+    block = summary[key]
+    cols = block["columns"]
+    rows = [[cell(c, r.get(c)) for c in cols] for r in block["rows"]]
+    return Table(key, title, cols, rows, [SUMMARY], note=block.get("note", ""))
+
+
+def paired_table(art: Artifacts) -> Table:
+    title = "Paired differences in success (percentage points)"
+    summary = art.get(SUMMARY)
+    if isinstance(summary, Missing):
+        return missing_table("paired", title, summary)
+    block = summary["paired"]
+    cols = ["comparison", "split", "diff [95% CI]", "p (sign-flip)", "p_holm", "n"]
+    rows = [[r["comparison"], r["split"], f"{signed(r['diff'])} [{signed(r['low'])}, {signed(r['high'])}]",
+             f"{r['p']:.4f}", f"{r['p_holm']:.4f}" + (" *" if r["significant"] else ""), str(r["n"])]
+            for r in block["rows"]]
+    return Table("paired", title, cols, rows, [SUMMARY], note=block["note"] + " * = significant after Holm.")
+
+
+# ------------------------------------------------------------------ methods tables (data, teacher, runs)
+def datasets_table(art: Artifacts) -> Table:
+    title = "Datasets (v1): every task pool and training file"
+    sources = ["data/v1/manifest.json", "data/v1/variants/variants.json"]
+    manifest = art.get(sources[0])
+    if isinstance(manifest, Missing):
+        return missing_table("datasets", title, manifest)
+    rows = []
+    for path, d in manifest["files"].items():
+        if d.get("rows") is None:
+            continue  # the audit itself, listed in its own table
+        size = f"{d['rows']:,} rows" + (f" / {d['assistant_turns']:,} turns" if d.get("assistant_turns") else "")
+        rows.append([path, size, composition(d.get("families")), d["sha256"]])
+    variants = art.get(sources[1])
+    if not isinstance(variants, Missing):
+        for name, v in variants["variants"].items():
+            rows.append([f"variants/{v['file']}", f"{v['episodes']:,} episodes / {v['sft_rows']:,} rows",
+                         composition(v["families"]), v["sha256"]])
+    else:
+        sources = sources[:1]
+    return Table("datasets", title, ["file", "size", "composition", "sha256"], rows, sources,
+                 note=f"Profile: {manifest.get('profile', '—')}. Paths under data/v1/.")
+
+
+def leakage_table(art: Artifacts) -> Table:
+    title = "Leakage audit: each evaluation split against the training pool"
+    src = "data/v1/leakage_audit.json"
+    audit = art.get(src)
+    if isinstance(audit, Missing):
+        return missing_table("leakage", title, audit)
+    cols = ["split", "tasks", "request overlap", "dropped for overlap", "shared templates",
+            "graph-shape overlap", "held-out tools seen in train"]
+    rows = [[split, str(s["tasks"]), str(s["request_overlap"]), str(s["dropped_for_overlap"]),
+             str(s["shared_templates"]), f"{100 * s['graph_signature_overlap']:.0f}%",
+             fmt_cell(s["held_out_tools_seen_in_train"])] for split, s in audit["splits"].items()]
+    return Table("leakage", title, cols, rows, [src],
+                 note="Exact request overlap must be 0: candidates whose request text occurs in the training "
+                      "or validation pool are dropped while a split is generated.")
+
+
+def teacher_table(art: Artifacts) -> Table:
+    title = "Teacher generation (configuration B's data)"
+    src = "data/v1/teacher/summary.json"
+    s = art.get(src)
+    if isinstance(s, Missing):
+        return missing_table("teacher", title, s)
+    cols = ["pass", "decoding", "episodes", "accepted", "rate", "rejection reasons", "prompt / generated tokens",
+            "wall"]
+    rows = []
+    for name, p in s["passes"].items():
+        d = p["decoding"]
+        dec = "greedy" if not d["temperature"] else f"T {d['temperature']}, top-p {d['top_p']}, seed {d['seed']}"
+        rate = "—" if p["acceptance_rate"] is None else f"{100 * p['acceptance_rate']:.1f}%"
+        rows.append([name, f"{dec}; {d['max_new_tokens']} tokens/turn", str(p["episodes"]), str(p["accepted"]),
+                     rate, composition(p["rejection_reasons"]),
+                     f"{p['prompt_tokens']:,} / {p['gen_tokens']:,}", f"{p['wall_s']:,.0f} s"])
+    t = s["teacher"]
+    note = (f"Teacher {t['model']} ({t['upstream']}, {t['license']}) on {t['backend']}, revision {t['revision']}. "
+            f"{s['tasks_offered']} training tasks offered; {s['accepted_episodes']} accepted episodes "
+            f"({100 * s['accepted_share_of_tasks']:.1f}% of tasks), by family: "
+            f"{composition(s['accepted_by_family']) if s['accepted_by_family'] else 'none'}. Cost: {s['cost']}.")
+    return Table("teacher", title, cols, rows, [src], note=note)
+
+
+def training_table(art: Artifacts) -> Table:
+    title = "Training runs"
+    if not art.runs:
+        return missing_table("training", title, Missing("runs/<run>/summary.json", "train", "trained adapters"))
+    cols = ["run", "variant", "seed", "backend", "steps", "episodes", "trainable params", "val loss before → after",
+            "last train loss", "minutes", "stability", "adapter sha256"]
+    rows = [[name, r["variant"], str(r["seed"]), f"{r['backend']} ({r['device']})", str(r["steps"]),
+             str(r["episodes_used"]), f"{r['trainable_params']:,}",
+             f"{r['val_loss_before']:.3f} → {r['val_loss']:.3f}", f"{r['final_train_loss']:.3f}",
+             f"{r['train_minutes']:.1f}", r["stability"], r["adapter_sha256"]] for name, r in art.runs.items()]
+    for name, a in art.archived.items():
+        rows.append([name, "—", "—", "—", str(a["step"]), "—", "—", "—", "—", "—",
+                     f"broken: {a['reason']} (archive/{name})", "—"])
+    return Table("training", title, cols, rows, [f"runs/{n}/summary.json" for n in art.runs]
+                 + [f"archive/{n}/reason.json" for n in art.archived],
+                 note="Validation loss: mean assistant-token NLL on the oracle validation episodes. Archived runs "
+                      "broke the stability rule and are never used in comparisons.")
+
+
+def all_tables(art: Artifacts) -> dict[str, Table]:
+    """Every table the report and the site use, by marker name."""
+    tables = [
+        summary_table(art, "success_by_split", "Workflow success (%) by split"),
+        summary_table(art, "diagnostics", "Diagnostics, main splits pooled"),
+        paired_table(art),
+        summary_table(art, "post_hoc_unseen_excluding", "Post hoc: eval_unseen without flagged templates"),
+        summary_table(art, "catalogue_ablation", "Catalogue-size ablation (success %)"),
+        summary_table(art, "by_family", "Success (%) by task family"),
+        summary_table(art, "by_depth", "Success (%) by gold workflow depth"),
+        summary_table(art, "by_graph_seen", "Success (%) by whether the task's graph occurs in training"),
+        summary_table(art, "by_faults", "Success (%) by fault injection"),
+        summary_table(art, "pass_k", "pass^k over repeated trials"),
+        summary_table(art, "efficiency_by_run", "Efficiency per evaluation run"),
+        datasets_table(art),
+        leakage_table(art),
+        teacher_table(art),
+        training_table(art),
+    ]
+    return {t.name: t for t in tables}

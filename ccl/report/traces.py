@@ -1,0 +1,63 @@
+"""Episode data for the trace explorer, written as JavaScript files.
+
+The site must work opened from disk, where browsers refuse ``fetch`` of local JSON; a
+``<script>`` that assigns to ``window.CCL`` loads everywhere. System prompts (the tool
+catalogue, most of each episode's bytes) are stored once per distinct text and
+referenced by hash.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from ..jsonio import atomic_write_bytes, read_jsonl
+
+TASK_FIELDS = ("request", "role", "approvals", "expected_status", "family", "template", "depth", "today")
+
+
+def _js(var: str, key: str | None, obj) -> bytes:
+    body = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    target = f'window.CCL.{var}' + (f"[{json.dumps(key)}]" if key is not None else "")
+    return (f"window.CCL = window.CCL || {{}}; window.CCL.{var} = window.CCL.{var} || {{}};\n"
+            f"{target} = {body};\n").encode("utf-8")
+
+
+def _prompt_ref(text: str, prompts: dict[str, str]) -> str:
+    h = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    prompts[h] = text
+    return h
+
+
+def slim_episode(row: dict, prompts: dict[str, str]) -> dict:
+    rec = row["record"]
+    messages = [{"role": m["role"], "prompt": _prompt_ref(m["content"], prompts)} if m["role"] == "system"
+                else {"role": m["role"], "content": m["content"]} for m in rec["messages"]]
+    calls = [{k: c.get(k) for k in ("turn", "tool", "args", "outcome", "observation")} for c in rec["calls"]]
+    return {"task_id": row["task_id"], "split": row["dataset"], "family": row["family"], "template": row["template"],
+            "depth": row["depth"], "verdict": row["verdict"], "latency_s": row.get("latency_s"),
+            "messages": messages, "calls": calls, "final": rec["final"], "status": rec["status"],
+            "end_reason": rec["end_reason"], "effects": rec["effects"]}
+
+
+def export_traces(runs_dir: Path, tasks_dir: Path, out: Path) -> dict:
+    """Write data/traces/<config>.js, prompts.js, tasks.js and index.js; return the index."""
+    prompts: dict[str, str] = {}
+    index: dict[str, dict] = {}
+    wanted: set[str] = set()
+    for episodes in sorted(runs_dir.glob("*/episodes.jsonl.gz")):
+        name = episodes.parent.name
+        rows = [slim_episode(r, prompts) for r in read_jsonl(episodes)]
+        wanted |= {r["task_id"] for r in rows}
+        atomic_write_bytes(out / f"{name}.js", _js("traces", name, rows))
+        index[name] = {"episodes": len(rows), "success": sum(bool(r["verdict"]["success"]) for r in rows),
+                       "file": f"data/traces/{name}.js"}
+    tasks = {}
+    for split in sorted(tasks_dir.glob("*.jsonl")):
+        for t in read_jsonl(split):
+            if t["id"] in wanted:
+                tasks[t["id"]] = {k: t.get(k) for k in TASK_FIELDS}
+    atomic_write_bytes(out / "prompts.js", _js("prompts", None, prompts))
+    atomic_write_bytes(out / "tasks.js", _js("tasks", None, tasks))
+    atomic_write_bytes(out / "index.js", _js("index", None, index))
+    return index

@@ -1,0 +1,92 @@
+"""Serve the report site, an OpenAI-compatible chat endpoint and live episodes on 127.0.0.1.
+
+    python scripts/serve.py --port 8765                        # the profile's student on its backend
+    python scripts/serve.py --port 8765 --adapter runs/B_s0     # a trained run's adapter
+    python scripts/serve.py --port 8765 --no-model              # site, task lists, oracle episodes
+
+Then open http://127.0.0.1:8765/ (the site in web/public, built by `dvc repro export_web`),
+or point an OpenAI client at http://127.0.0.1:8765/v1. Endpoints: GET /v1/models,
+POST /v1/chat/completions, GET /api/health, GET /api/tasks?split=eval_id, POST /api/episode
+(newline-delimited JSON events); see ccl/serve.py. The server never listens beyond this machine.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ccl.config import ConfigError, load_params, stage_config  # noqa: E402
+from ccl.models.registry import ModelError, ModelsConfig  # noqa: E402
+from ccl.policy.base import GenConfig  # noqa: E402
+from ccl.policy.load import BACKENDS  # noqa: E402
+from ccl.serve import HOST, MAX_TOKENS_CAP, load_app, make_server  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
+    ap.add_argument("--model", default=None, help="registered model to serve (default: the profile's student)")
+    ap.add_argument("--backend", default=None, choices=BACKENDS,
+                    help="default: the profile's student backend for the default model, else torch")
+    ap.add_argument("--adapter", type=Path, default=None, help="LoRA adapter folder or run folder (runs/<run>)")
+    ap.add_argument("--model-path", default=None, help="local copy of a hub model")
+    ap.add_argument("--no-model", action="store_true", help="serve the site and tasks only (oracle episodes)")
+    ap.add_argument("--profile", default=None)
+    ap.add_argument("--params", type=Path, default=ROOT / "params.yaml")
+    ap.add_argument("--site", type=Path, default=ROOT / "web" / "public")
+    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1" / "tasks")
+    ap.add_argument("--max-body", type=int, default=1 << 20, help="largest request body in bytes")
+    ap.add_argument("--max-tokens", type=int, default=GenConfig().max_new_tokens,
+                    help="tokens per completion or assistant turn when a request names none")
+    ap.add_argument("--quiet", action="store_true", help="no request log")
+    args = ap.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        ap.error(f"--port {args.port}: must be 0 to 65535")
+    if args.max_body < 1:
+        ap.error("--max-body must be positive")
+    if not 1 <= args.max_tokens <= MAX_TOKENS_CAP:
+        ap.error(f"--max-tokens must be 1 to {MAX_TOKENS_CAP}")
+    if args.model == "oracle":
+        ap.error("--model oracle: the oracle is always available to /api/episode; use --no-model to serve no model")
+    if args.no_model and (args.model or args.adapter):
+        ap.error("--no-model takes no --model or --adapter")
+    model, backend = args.model, args.backend or "torch"
+    if not args.no_model and model is None:
+        try:
+            models, _ = stage_config(load_params(args.params), "models", ModelsConfig, args.profile,
+                                     where=str(args.params))
+        except ConfigError as e:
+            ap.error(str(e))
+        model, backend = models.student, args.backend or models.student_backend
+    try:
+        app = load_app(None if args.no_model else model, backend, args.adapter, args.model_path,
+                       site=args.site, data=args.data, max_body=args.max_body,
+                       gen=GenConfig(max_new_tokens=args.max_tokens), quiet=args.quiet)
+    except ModelError as e:
+        print(f"serve: {e}", file=sys.stderr)
+        return 2
+    try:
+        server = make_server(app, args.port)
+    except OSError as e:
+        print(f"serve: cannot listen on {HOST}:{args.port}: {e}", file=sys.stderr)
+        return 2
+    port = server.server_address[1]
+    what = "no model" if app.model is None else f"{app.model} on {backend}" + (
+        f" with adapter {args.adapter}" if args.adapter else "")
+    print(f"serve: http://{HOST}:{port}/ ({what}); OpenAI base_url http://{HOST}:{port}/v1", flush=True)
+    if not args.site.is_dir():
+        print(f"serve: {args.site} does not exist yet; build it with `dvc repro export_web`", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""The report and the static site, built from the smoke study and loaded in headless Chromium."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccl.report.artifacts import Missing, load_artifacts
+from ccl.report.render import block, stale_blocks
+from ccl.report.site import pipeline_commands
+from ccl.report.tables import Table, TableError, check_table, fmt_cell
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+PAGES = ("index.html", "methods.html", "figures.html", "traces.html")
+
+
+def run(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
+    r = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True)
+    if ok:
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    return r
+
+
+def build(root: Path, site: Path) -> None:
+    run("scripts/build_report.py", "--root", str(root))
+    run("scripts/export_web.py", "--root", str(root), "--out", str(site))
+
+
+@pytest.fixture(scope="module")
+def study_copy(smoke_study, tmp_path_factory) -> Path:
+    """A private copy of the smoke study (tests here rewrite its artifacts)."""
+    root = tmp_path_factory.mktemp("web") / "study"
+    shutil.copytree(smoke_study, root, symlinks=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def site(study_copy) -> Path:
+    out = study_copy.parent / "site"
+    build(study_copy, out)
+    return out
+
+
+# ------------------------------------------------------------------ unit: cells, checks, blocks
+def test_cells_format_intervals_counts_and_undefined_values():
+    assert fmt_cell({"mean": 12.345, "low": 4.0, "high": 20.06, "n": 32}) == "12.3 [4.0, 20.1]"
+    assert fmt_cell({"mean": 60.5, "n": 38}) == "60.5 (n=38)"
+    assert fmt_cell(None) == "—" and fmt_cell(True) == "yes" and fmt_cell(12000) == "12,000"
+    assert fmt_cell([]) == "none" and fmt_cell(["torch", "mlx"]) == "torch, mlx"
+
+
+def test_a_cell_without_a_value_or_a_table_without_a_source_fails_the_build():
+    with pytest.raises(TableError, match=r"row 0, column 'b'"):
+        check_table(Table("t", "T", ["a", "b"], [["1", None]], ["results/summary.json"]))
+    with pytest.raises(TableError, match="no source"):
+        check_table(Table("t", "T", ["a"], [["1"]], []))
+    with pytest.raises(KeyError, match="unknown_table"):
+        block("unknown_table", {})
+
+
+def test_stale_blocks_are_named():
+    fresh = "x\n<!-- BEGIN:a -->\n1\n<!-- END:a -->\n<!-- BEGIN:b -->\n2\n<!-- END:b -->\n"
+    assert stale_blocks(fresh, fresh) == []
+    assert stale_blocks(fresh.replace("2\n", "3\n"), fresh) == ["b"]
+
+
+def test_pipeline_commands_expand_foreach_stages():
+    cmds = dict(pipeline_commands(ROOT / "dvc.yaml"))
+    assert cmds["train@B_s0"] == "python scripts/train.py configs/train/B_s0.json"
+    assert cmds["evaluate@A_base"] == "python scripts/evaluate.py --name A_base"
+    assert "build_report" in cmds and "export_web" in cmds
+
+
+# ------------------------------------------------------------------ end to end on the smoke study
+def test_report_has_every_table_from_its_artifacts(study_copy, site):
+    md = (study_copy / "results" / "report.md").read_text()
+    for name in ("success_by_split", "diagnostics", "paired", "datasets", "leakage", "teacher", "training"):
+        assert f"<!-- BEGIN:{name} -->" in md and f"<!-- END:{name} -->" in md
+    summary = json.loads((study_copy / "results" / "summary.json").read_text())
+    oracle = next(r for r in summary["success_by_split"]["rows"] if r["config"] == "oracle")
+    assert f"| oracle | 1 | task | {fmt_cell(oracle['eval_id'])} |" in md
+    run_summary = json.loads((study_copy / "runs" / "C_s0" / "summary.json").read_text())
+    assert run_summary["adapter_sha256"] in md  # the training table lists the adapter hash
+    assert run("scripts/build_report.py", "--root", str(study_copy), "--check").returncode == 0
+
+
+def test_a_changed_number_reaches_the_page_and_the_old_report_is_stale(study_copy, site, tmp_path):
+    root = tmp_path / "study"
+    shutil.copytree(study_copy, root, symlinks=True)
+    path = root / "results" / "summary.json"
+    summary = json.loads(path.read_text())
+    row = next(r for r in summary["success_by_split"]["rows"] if r["config"] == "oracle")
+    assert "87.6 [" not in (site / "index.html").read_text()
+    row["eval_id"]["mean"] = 87.6
+    path.write_text(json.dumps(summary))
+    r = run("scripts/build_report.py", "--root", str(root), "--check", ok=False)
+    assert r.returncode == 1 and "success_by_split" in r.stderr
+    build(root, tmp_path / "site")
+    assert "87.6 [" in (tmp_path / "site" / "index.html").read_text()
+
+
+def test_a_missing_artifact_is_named_with_its_stage(study_copy, tmp_path):
+    root = tmp_path / "study"
+    shutil.copytree(study_copy, root, symlinks=True)
+    (root / "data" / "v1" / "teacher").unlink()  # a symlink in the study
+    art = load_artifacts(root)
+    assert isinstance(art.get("data/v1/teacher/summary.json"), Missing)
+    build(root, tmp_path / "site")
+    methods = (tmp_path / "site" / "methods.html").read_text()
+    assert "data/v1/teacher/summary.json" in methods and "<code>distill</code> stage" in methods
+
+
+def test_site_has_stamp_figures_and_traces(site):
+    index = (site / "index.html").read_text()
+    assert 'id="stamp"' in index and "at commit" in index
+    assert (site / "figures" / "success_by_split.png").stat().st_size > 1000
+    assert (site / "figures" / "loss_curves.png").exists()
+    traces = (site / "data" / "traces" / "index.js").read_text()
+    assert '"C_s0"' in traces and '"oracle"' in traces
+
+
+# ------------------------------------------------------------------ headless Chromium
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.skip("headless browser test needs Debian's chromium and chromium-driver "
+                    "(apt-get install chromium chromium-driver; .ci/run installs them)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--allow-file-access-from-files", f"--user-data-dir={tmp_path_factory.mktemp('chrome')}"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def console_errors(driver) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def test_every_page_renders_without_console_errors(site, browser):
+    from selenium.webdriver.common.by import By
+
+    for page in PAGES:
+        browser.get((site / page).as_uri())
+        assert browser.find_element(By.TAG_NAME, "h1").text, page
+        assert not console_errors(browser), (page, console_errors(browser))
+    browser.get((site / "index.html").as_uri())
+    assert len(browser.find_elements(By.TAG_NAME, "table")) >= 8
+    browser.get((site / "methods.html").as_uri())
+    text = browser.find_element(By.TAG_NAME, "main").text
+    assert "sha256" in text and "python scripts/train.py configs/train/B_s0.json" in text
+
+
+def test_trace_explorer_shows_an_episode_on_click(site, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    browser.get((site / "traces.html").as_uri())
+    wait = WebDriverWait(browser, 20)
+    Select(browser.find_element(By.ID, "f-config")).select_by_value("oracle")
+    item = wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, "#trace-list li")))
+    task_id = item.get_attribute("data-task")
+    item.click()
+    verdict = wait.until(EC.visibility_of_element_located((By.ID, "verdict")))
+    assert verdict.text.startswith("SUCCESS")
+    assert browser.find_element(By.CSS_SELECTOR, "#trace-detail h2").text == task_id
+    roles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#messages .role")]
+    assert roles[:2] == ["system", "user"] and "assistant" in roles
+    assert not console_errors(browser), console_errors(browser)
