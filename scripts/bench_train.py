@@ -83,7 +83,8 @@ def trl(folder: Path, recipe: TrainRecipe, rows: list[dict]) -> dict:
                              processing_class=tok, peft_config=lora)
         data = trainer.train_dataset
         tokens = sum(len(x) for x in data["input_ids"])
-        targets = sum(sum(m) for m in data["completion_mask"]) if "completion_mask" in data.column_names else None
+        # this TRL version turns its completion mask into a "labels" column (-100 = no loss)
+        targets = sum(sum(t != -100 for t in lab) for lab in data["labels"])
         t = time.perf_counter()
         trainer.train()
         wall = time.perf_counter() - t

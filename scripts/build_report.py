@@ -30,7 +30,7 @@ from ccl.report.tables import TableError, all_tables  # noqa: E402
 
 def build(root: Path) -> str:
     art = load_artifacts(root)
-    return render_markdown("report.md.j2", all_tables(art), all_facts(art), stamp={})
+    return render_markdown("report.md.j2", all_tables(art), all_facts(art))
 
 
 def main(argv: list[str] | None = None) -> int:

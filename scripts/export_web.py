@@ -3,7 +3,8 @@
     python scripts/export_web.py                 # then open web/public/index.html
     python -m http.server -d web/public 8000      # or serve it (scripts/serve.py adds live mode)
 
-Pages: the report (from results/report.md), methods and reproducibility (datasets with
+Pages: the report (the same template and artifacts as results/report.md, with result cells
+linking to their episodes), methods and reproducibility (datasets with
 SHA-256, leakage audit, teacher record, training runs and adapter hashes, pipeline
 commands), figures (matplotlib) and a trace explorer over every evaluated episode. The
 site needs no network access; pages are stamped with the export time and git commit.

@@ -181,3 +181,15 @@ def test_trace_explorer_shows_an_episode_on_click(site, browser):
     roles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#messages .role")]
     assert roles[:2] == ["system", "user"] and "assistant" in roles
     assert not console_errors(browser), console_errors(browser)
+
+
+def test_a_result_cell_opens_its_episodes(site, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get((site / "index.html").as_uri())
+    browser.find_element(By.CSS_SELECTOR, 'a[href="traces.html#config=oracle&split=eval_ood"]').click()
+    WebDriverWait(browser, 20).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#trace-list li")))
+    assert browser.find_element(By.ID, "f-split").get_attribute("value") == "eval_ood"
+    assert browser.find_element(By.ID, "trace-count").text == "4 of 8 episodes"  # smoke: 4 tasks per split

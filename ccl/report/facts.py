@@ -37,7 +37,8 @@ def results_facts(summary: dict) -> dict[str, Any]:
                 "diffs": {r["split"]: round(r["diff"], 1) for r in rs}}
 
     stats = summary["stats"]
-    best = max(trained, key=lambda c: pooled[c]["mean"] if pooled.get(c) else -1) if trained else None
+    top = max((pooled[c]["mean"] for c in trained if pooled.get(c)), default=None)
+    best = [c for c in trained if pooled.get(c) and pooled[c]["mean"] == top]  # ties are all named
     tasks_per_split = {s: rows[next(iter(rows))][s]["n"] for s in splits if rows[next(iter(rows))].get(s)}
     return {
         "profile": summary["profile"], "configs": summary["configs"], "trained": trained, "splits": splits,

@@ -21,8 +21,9 @@ def _escape(cell: str) -> str:
     return cell.replace("|", "\\|").replace("\n", " ")
 
 
-def markdown_table(t: Table) -> str:
-    """A table as Markdown: title, the table (or the missing-artifact sentence), its note and sources."""
+def markdown_table(t: Table, traces: str | None = None) -> str:
+    """A table as Markdown: title, the table (or the missing-artifact sentence), its note and sources.
+    With ``traces`` (the explorer page's URL), cells that have a link open their episodes there."""
     out = [f"**{t.title}**", ""]
     if t.missing:
         out += [t.missing, ""]
@@ -31,7 +32,10 @@ def markdown_table(t: Table) -> str:
     else:
         out.append("| " + " | ".join(_escape(c) for c in t.columns) + " |")
         out.append("|" + "|".join(" --- " for _ in t.columns) + "|")
-        out += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in t.rows]
+        for i, row in enumerate(t.rows):
+            cells = [f"[{_escape(c)}]({traces}#{t.links[(i, j)]})" if traces and (i, j) in t.links else _escape(c)
+                     for j, c in enumerate(row)]
+            out.append("| " + " | ".join(cells) + " |")
         out.append("")
         if t.note:
             out += [t.note, ""]
@@ -39,19 +43,19 @@ def markdown_table(t: Table) -> str:
     return "\n".join(out) + "\n"
 
 
-def block(name: str, tables: dict[str, Table]) -> str:
+def block(name: str, tables: dict[str, Table], traces: str | None = None) -> str:
     if name not in tables:
         raise KeyError(f"report template asks for table {name!r}; known: {', '.join(sorted(tables))}")
     t = tables[name]
     check_table(t)
-    return f"<!-- BEGIN:{name} -->\n{markdown_table(t)}<!-- END:{name} -->"
+    return f"<!-- BEGIN:{name} -->\n{markdown_table(t, traces)}<!-- END:{name} -->"
 
 
-def render_markdown(template: str, tables: dict[str, Table], facts: dict, stamp: dict) -> str:
+def render_markdown(template: str, tables: dict[str, Table], facts: dict, traces: str | None = None) -> str:
+    """The report; with ``traces``, table cells link to their episodes in the trace explorer."""
     env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=True,
                       autoescape=False)
-    return env.get_template(template).render(table=lambda n: block(n, tables), facts=facts, stamp=stamp,
-                                             tables=tables)
+    return env.get_template(template).render(table=lambda n: block(n, tables, traces), facts=facts)
 
 
 def markdown_to_html(md: str) -> str:

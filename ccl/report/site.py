@@ -16,7 +16,8 @@ from ..jsonio import atomic_write_bytes
 from .artifacts import Artifacts, Missing
 from .figures import FIGURES, write_figures
 from .page import NAV, environment, html_page
-from .render import markdown_table, markdown_to_html
+from .facts import all_facts
+from .render import markdown_table, markdown_to_html, render_markdown
 from .tables import Table, check_table
 from .traces import export_traces
 
@@ -84,11 +85,9 @@ def figures_html(status: dict[str, str | None]) -> str:
     return "\n".join(parts)
 
 
-def report_html(report_md: Path) -> str:
-    if not report_md.exists():
-        return ('<div class="missing">The report is missing: <code>results/report.md</code> is written by the '
-                '<code>build_report</code> stage (<code>dvc repro build_report</code>).</div>')
-    return markdown_to_html(report_md.read_text(encoding="utf-8"))
+def report_html(art: Artifacts, tables: dict[str, Table]) -> str:
+    """The report as ``build_report`` writes it, with result cells linked to their episodes."""
+    return markdown_to_html(render_markdown("report.md.j2", tables, all_facts(art), traces="traces.html"))
 
 
 def write_site(root: Path, art: Artifacts, tables: dict[str, Table], out: Path, dvc_yaml: Path) -> dict:
@@ -103,7 +102,7 @@ def write_site(root: Path, art: Artifacts, tables: dict[str, Table], out: Path, 
     fig_status = write_figures(art, out / "figures")
     missing = {p: v.message() for p, v in art.files.items() if isinstance(v, Missing)}
     pages = {
-        "index.html": ("Report", report_html(root / "results" / "report.md"), []),
+        "index.html": ("Report", report_html(art, tables), []),
         "methods.html": ("Methods & reproducibility",
                          markdown_to_html(methods_markdown(tables, pipeline_commands(dvc_yaml), missing)), []),
         "figures.html": ("Figures", figures_html(fig_status), []),

@@ -24,6 +24,7 @@ class Table:
     sources: list[str]
     note: str = ""
     missing: str = ""  # set when an artifact the table needs is absent
+    links: dict[tuple[int, int], str] = field(default_factory=dict)  # (row, column) -> trace-explorer anchor
 
 
 class TableError(ValueError):
@@ -89,7 +90,20 @@ def summary_table(art: Artifacts, key: str, title: str,
     block = summary[key]
     cols = block["columns"]
     rows = [[cell(c, r.get(c)) for c in cols] for r in block["rows"]]
-    return Table(key, title, cols, rows, [SUMMARY], note=block.get("note", ""))
+    return Table(key, title, cols, rows, [SUMMARY], note=block.get("note", ""),
+                 links=split_links(block, summary.get("runs_per_config", {})))
+
+
+def split_links(block: dict, runs: dict[str, list[str]]) -> dict[tuple[int, int], str]:
+    """Cells of a per-split column link to that configuration's episodes on that split
+    (the first run of a configuration with several seeds)."""
+    links = {}
+    for i, r in enumerate(block["rows"]):
+        names = runs.get(r.get("config"), [])
+        for j, c in enumerate(block["columns"]):
+            if names and c.startswith("eval_") and r.get(c) is not None:
+                links[(i, j)] = f"config={names[0]}&split={c}"
+    return links
 
 
 def paired_table(art: Artifacts) -> Table:

@@ -113,6 +113,10 @@
     const p = new URLSearchParams(location.hash.slice(1));
     const config = p.get("config") || $("f-config").value;
     if (!config || !CCL.index[config]) return;
+    if (p.has("split") && p.get("split") !== $("f-split").value) {
+      $("f-split").value = p.get("split");
+      if (config === state.config) renderList();
+    }
     if (config !== state.config) {
       $("f-config").value = config;
       state.config = config;

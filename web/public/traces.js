@@ -1,0 +1,182 @@
+// Trace explorer: lists episodes per configuration and task, shows one episode in full.
+// Data arrive as <script> files assigning to window.CCL (works from file:// and any static
+// server). Live mode appears only when the page is served by scripts/serve.py.
+"use strict";
+(function () {
+  const CCL = window.CCL || {};
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, text, cls) => {
+    const e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (cls) e.className = cls;
+    return e;
+  };
+  const state = { config: null, episodes: [] };
+
+  function loadConfig(name) {
+    return new Promise((resolve, reject) => {
+      if (CCL.traces && CCL.traces[name]) return resolve(CCL.traces[name]);
+      const s = document.createElement("script");
+      s.src = CCL.index[name].file;
+      s.onload = () => resolve(CCL.traces[name]);
+      s.onerror = () => reject(new Error("could not load " + s.src));
+      document.body.appendChild(s);
+    });
+  }
+
+  function filtered() {
+    const split = $("f-split").value, outcome = $("f-outcome").value, q = $("f-text").value.toLowerCase();
+    return state.episodes.filter((e) =>
+      (!split || e.split === split) &&
+      (!outcome || String(Boolean(e.verdict.success)) === outcome) &&
+      (!q || e.task_id.toLowerCase().includes(q) || ((CCL.tasks[e.task_id] || {}).request || "").toLowerCase().includes(q)));
+  }
+
+  function renderList() {
+    const list = $("trace-list");
+    list.replaceChildren();
+    const eps = filtered();
+    $("trace-count").textContent = eps.length + " of " + state.episodes.length + " episodes";
+    for (const e of eps) {
+      const li = el("li", (e.verdict.success ? "✓ " : "✗ ") + e.task_id + " — " + ((CCL.tasks[e.task_id] || {}).request || ""));
+      li.className = "verdict " + (e.verdict.success ? "ok" : "fail");
+      li.dataset.task = e.task_id;
+      li.addEventListener("click", () => { location.hash = "config=" + encodeURIComponent(state.config) + "&task=" + encodeURIComponent(e.task_id); });
+      list.appendChild(li);
+    }
+  }
+
+  function messageBox(m) {
+    const box = el("div", null, "msg " + m.role);
+    box.appendChild(el("div", m.role, "role"));
+    const text = m.prompt ? (CCL.prompts[m.prompt] || "(prompt " + m.prompt + " missing)") : m.content;
+    if (m.role === "system") {
+      const d = el("details"); d.appendChild(el("summary", "system prompt (" + text.length + " characters)"));
+      d.appendChild(el("pre", text)); box.appendChild(d);
+    } else {
+      box.appendChild(el("pre", text));
+    }
+    return box;
+  }
+
+  function kvTable(obj) {
+    const t = el("table");
+    for (const [k, v] of Object.entries(obj)) {
+      const tr = el("tr"); tr.appendChild(el("th", k));
+      tr.appendChild(el("td", typeof v === "object" ? JSON.stringify(v) : v)); t.appendChild(tr);
+    }
+    return t;
+  }
+
+  function callsTable(calls) {
+    const t = el("table");
+    const head = el("tr");
+    for (const h of ["turn", "tool", "args", "outcome", "observation"]) head.appendChild(el("th", h));
+    t.appendChild(head);
+    for (const c of calls) {
+      const tr = el("tr");
+      for (const k of ["turn", "tool", "args", "outcome", "observation"]) {
+        const v = c[k]; tr.appendChild(el("td", typeof v === "object" && v !== null ? JSON.stringify(v) : v));
+      }
+      t.appendChild(tr);
+    }
+    return t;
+  }
+
+  function showEpisode(e) {
+    const pane = $("trace-detail");
+    pane.replaceChildren();
+    const task = CCL.tasks[e.task_id] || {};
+    pane.appendChild(el("h2", e.task_id));
+    pane.appendChild(el("p", task.request || ""));
+    pane.appendChild(el("p", "config " + state.config + " · split " + e.split + " · family " + e.family +
+      " · role " + (task.role || "?") + " · expected status " + (task.expected_status || "?") +
+      " · scripted approvals " + JSON.stringify(task.approvals || {})));
+    const v = el("p", (e.verdict.success ? "SUCCESS" : "FAILURE") + " · ended by " + e.end_reason +
+      " · status " + e.status, "verdict " + (e.verdict.success ? "ok" : "fail"));
+    v.id = "verdict"; pane.appendChild(v);
+    if (e.verdict.reasons && e.verdict.reasons.length) pane.appendChild(el("p", "reasons: " + e.verdict.reasons.join("; ")));
+    pane.appendChild(el("h3", "Messages"));
+    const msgs = el("div"); msgs.id = "messages";
+    for (const m of e.messages) msgs.appendChild(messageBox(m));
+    pane.appendChild(msgs);
+    pane.appendChild(el("h3", "Calls (" + e.calls.length + ")"));
+    pane.appendChild(callsTable(e.calls));
+    pane.appendChild(el("h3", "Final answer"));
+    pane.appendChild(el("pre", e.final === null ? "(none)" : e.final));
+    pane.appendChild(el("h3", "Diagnostics"));
+    const diag = Object.assign({}, e.verdict); delete diag.reasons;
+    pane.appendChild(kvTable(diag));
+  }
+
+  async function fromHash() {
+    const p = new URLSearchParams(location.hash.slice(1));
+    const config = p.get("config") || $("f-config").value;
+    if (!config || !CCL.index[config]) return;
+    if (p.has("split") && p.get("split") !== $("f-split").value) {
+      $("f-split").value = p.get("split");
+      if (config === state.config) renderList();
+    }
+    if (config !== state.config) {
+      $("f-config").value = config;
+      state.config = config;
+      state.episodes = await loadConfig(config);
+      renderList();
+    }
+    const task = p.get("task");
+    const ep = task && state.episodes.find((e) => e.task_id === task);
+    if (ep) showEpisode(ep);
+  }
+
+  // ---------------------------------------------------------------- live mode (scripts/serve.py)
+  async function setupLive() {
+    if (!location.protocol.startsWith("http")) return;
+    try {
+      const r = await fetch("api/health");
+      if (!r.ok) return;
+    } catch (err) { return; }
+    $("live").hidden = false;
+    $("live-run").addEventListener("click", runLive);
+  }
+
+  async function runLive() {
+    const out = $("live-out");
+    out.replaceChildren();
+    const body = { task_id: $("live-task").value.trim(), split: $("live-split").value, model: $("live-model").value.trim() };
+    const r = await fetch("api/episode", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    if (!r.ok) { out.appendChild(el("p", "error " + r.status + ": " + (await r.text()), "verdict fail")); return; }
+    const reader = r.body.getReader();
+    const dec = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true });
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i); buf = buf.slice(i + 1);
+        if (!line.trim()) continue;
+        const ev = JSON.parse(line);
+        if (ev.event === "start") out.appendChild(el("p", ev.task.id + ": " + ev.task.request));
+        else if (ev.event === "message") out.appendChild(messageBox(ev.message));
+        else if (ev.event === "end") out.appendChild(el("p", ev.verdict.success ? "SUCCESS" : "FAILURE", "verdict " + (ev.verdict.success ? "ok" : "fail")));
+        else if (ev.event === "error") out.appendChild(el("p", "error: " + ev.error.message, "verdict fail"));
+      }
+    }
+  }
+
+  function init() {
+    const sel = $("f-config");
+    for (const [name, info] of Object.entries(CCL.index || {})) {
+      const o = el("option", name + " (" + info.success + "/" + info.episodes + " successful)"); o.value = name; sel.appendChild(o);
+    }
+    if (!sel.options.length) { $("trace-count").textContent = "No evaluated configuration is exported."; return; }
+    sel.addEventListener("change", () => { location.hash = "config=" + encodeURIComponent(sel.value); });
+    for (const id of ["f-split", "f-outcome"]) $(id).addEventListener("change", renderList);
+    $("f-text").addEventListener("input", renderList);
+    window.addEventListener("hashchange", fromHash);
+    if (!location.hash) location.hash = "config=" + encodeURIComponent(sel.value); else fromHash();
+    setupLive();
+  }
+  init();
+})();
