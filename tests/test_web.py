@@ -96,12 +96,16 @@ def test_a_changed_number_reaches_the_page_and_the_old_report_is_stale(study_cop
     summary = json.loads(path.read_text())
     row = next(r for r in summary["success_by_split"]["rows"] if r["config"] == "oracle")
     assert "87.6 [" not in (site / "index.html").read_text()
-    row["eval_id"]["mean"] = 87.6
+    row["eval_id"].update(mean=87.6, low=80.0, high=95.0)
     path.write_text(json.dumps(summary))
     r = run("scripts/build_report.py", "--root", str(root), "--check", ok=False)
     assert r.returncode == 1 and "success_by_split" in r.stderr
     build(root, tmp_path / "site")
-    assert "87.6 [" in (tmp_path / "site" / "index.html").read_text()
+    assert "87.6 [80.0, 95.0]" in (tmp_path / "site" / "index.html").read_text()
+    row["eval_id"].update(low=90.0)  # a corrupt artifact: the mean outside its own interval
+    path.write_text(json.dumps(summary))
+    r = run("scripts/export_web.py", "--root", str(root), "--out", str(tmp_path / "site2"), ok=False)
+    assert r.returncode == 2 and "oracle eval_id: mean 87.6 lies outside its interval" in r.stderr
 
 
 def test_a_missing_artifact_is_named_with_its_stage(study_copy, tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from .artifacts import Artifacts, Missing
-from .tables import SUMMARY
+from .tables import SUMMARY, TableError
 
 
 def _plt():
@@ -40,6 +40,10 @@ def success_by_split(art: Artifacts):
     width = 0.8 / len(rows)
     for i, r in enumerate(rows):
         cells = [r.get(s) for s in splits]
+        for s, c in zip(splits, cells):
+            if c and not c["low"] <= c["mean"] <= c["high"]:
+                raise TableError(f"{SUMMARY} success_by_split, {r['config']} {s}: mean {c['mean']} lies outside "
+                                 f"its interval [{c['low']}, {c['high']}]")
         mean = np.array([c["mean"] if c else np.nan for c in cells])
         err = np.array([[c["mean"] - c["low"], c["high"] - c["mean"]] if c else [0, 0] for c in cells]).T
         ax.bar(np.arange(len(splits)) + i * width, mean, width, yerr=err, capsize=2, label=r["config"])
