@@ -50,10 +50,6 @@ class Artifacts:
     def get(self, path: str) -> Any:
         return self.files[path]
 
-    def sources(self) -> list[str]:
-        """Paths of the artifacts that exist (the report lists them with hashes)."""
-        return sorted(p for p, v in self.files.items() if not isinstance(v, Missing))
-
 
 def _read(path: Path) -> Any:
     if path.suffix == ".jsonl":

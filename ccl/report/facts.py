@@ -25,7 +25,6 @@ def results_facts(summary: dict) -> dict[str, Any]:
     rows = {r["config"]: r for r in summary["success_by_split"]["rows"]}
     splits = [c for c in summary["success_by_split"]["columns"] if c.startswith("eval_")]
     pooled = {c: _interval(r.get("all")) for c, r in rows.items()}
-    by_split = {c: {s: _interval(r.get(s)) for s in splits} for c, r in rows.items()}
     trained = [c for c in summary["configs"] if c not in BASELINES]
     paired = summary["paired"]["rows"]
     sig = [r for r in paired if r["significant"]]
@@ -39,14 +38,17 @@ def results_facts(summary: dict) -> dict[str, Any]:
     stats = summary["stats"]
     top = max((pooled[c]["mean"] for c in trained if pooled.get(c)), default=None)
     best = [c for c in trained if pooled.get(c) and pooled[c]["mean"] == top]  # ties are all named
-    tasks_per_split = {s: rows[next(iter(rows))][s]["n"] for s in splits if rows[next(iter(rows))].get(s)}
+    first = next(iter(rows.values()))
+    tasks_per_split = {s: first[s]["n"] for s in splits if first.get(s)}
+    n_split = next(iter(tasks_per_split.values()), None)
     return {
-        "profile": summary["profile"], "configs": summary["configs"], "trained": trained, "splits": splits,
-        "pooled": pooled, "by_split": by_split, "best_trained": best,
+        "profile": summary["profile"], "trained": trained, "splits": splits, "best_trained": best,
         "pooled_text": {c: pooled[c]["text"] if pooled.get(c) else "— (not evaluated)"
                         for c in [*BASELINES, *trained]},
         "seeds": summary["seeds_per_config"], "tasks_per_split": tasks_per_split,
-        "tasks_pooled": sum(tasks_per_split.values()),
+        "tasks_pooled": sum(tasks_per_split.values()), "n_split": n_split,
+        # half-width of a 95% normal interval for a 50% success rate on one split, in points
+        "halfwidth_50": round(196 * (0.25 / n_split) ** 0.5) if n_split else None,
         "n_tests": summary["paired"]["n_tests"], "n_significant": len(sig),
         "vs_base": {c: wins(c, "A_base") for c in trained},
         "vs_fewshot": {c: wins(c, "A_fewshot") for c in trained},
@@ -54,17 +56,13 @@ def results_facts(summary: dict) -> dict[str, Any]:
         "n_resamples": stats["n_resamples"], "n_flips": stats["n_flips"], "alpha": stats["alpha"],
         "min_p": round(1 / (stats["n_flips"] + 1), 4),
         "min_p_holm": round(min(1.0, summary["paired"]["n_tests"] / (stats["n_flips"] + 1)), 4),
-        "flagged_templates": stats["flagged_templates"],
     }
 
 
 def teacher_facts(s: dict) -> dict[str, Any]:
-    p1 = s["passes"]["pass1"]
     return {"model": s["teacher"]["model"], "offered": s["tasks_offered"], "accepted": s["accepted_episodes"],
-            "share": round(100 * s["accepted_share_of_tasks"], 1), "families": s["accepted_by_family"],
-            "families_offered": s["offered_by_family"],
+            "share": round(100 * s["accepted_share_of_tasks"], 1),
             "absent_families": sorted(set(s["offered_by_family"]) - set(s["accepted_by_family"])),
-            "pass1_rate": round(100 * p1["acceptance_rate"], 1), "pass2_episodes": s["passes"]["pass2"]["episodes"],
             "wall_min": round(s["wall_s_total"] / 60, 1)}
 
 
@@ -73,8 +71,6 @@ def training_facts(art: Artifacts) -> dict[str, Any]:
     return {"runs": sorted(runs), "n_runs": len(runs), "archived": sorted(art.archived),
             "steps": sorted({r["steps"] for r in runs.values()}),
             "minutes_total": round(sum(r["train_minutes"] for r in runs.values()), 1),
-            "val_before": {n: r["val_loss_before"] for n, r in runs.items()},
-            "val_after": {n: r["val_loss"] for n, r in runs.items()},
             "trainable_params": sorted({r["trainable_params"] for r in runs.values()}),
             "base_model": sorted({r["base_model"] for r in runs.values()})}
 
