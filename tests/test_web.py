@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ccl.report.artifacts import Missing, load_artifacts
 from ccl.report.render import block, stale_blocks
@@ -74,6 +75,8 @@ def test_pipeline_commands_expand_foreach_stages():
     assert cmds["train@B_s0"] == "python scripts/train.py configs/train/B_s0.json"
     assert cmds["evaluate@A_base"] == "python scripts/evaluate.py --name A_base"
     assert "build_report" in cmds and "export_web" in cmds
+    runs = yaml.safe_load((ROOT / "params.yaml").read_text())["runs"]  # the run matrix comes from params
+    assert [c for c in cmds if c.startswith("evaluate_run@")] == [f"evaluate_run@{r}" for r in runs]
 
 
 # ------------------------------------------------------------------ end to end on the smoke study

@@ -34,14 +34,19 @@ def stamp(root: Path) -> dict:
 
 
 def pipeline_commands(dvc_yaml: Path) -> list[tuple[str, str]]:
-    """(stage, command) for every stage of dvc.yaml, with foreach stages expanded."""
+    """(stage, command) for every stage of dvc.yaml, with foreach stages expanded; a foreach
+    given as ``${key}`` takes its items from that top-level key of params.yaml beside it."""
     stages = yaml.safe_load(dvc_yaml.read_text(encoding="utf-8"))["stages"]
+    params_file = dvc_yaml.parent / "params.yaml"
+    params = yaml.safe_load(params_file.read_text(encoding="utf-8")) if params_file.is_file() else {}
     out = []
     for name, st in stages.items():
         if "foreach" not in st:
             out.append((name, st["cmd"]))
             continue
         items = st["foreach"]
+        if isinstance(items, str):
+            items = params[items.removeprefix("${").removesuffix("}")]
         pairs = items.items() if isinstance(items, dict) else ((i, i) for i in items)
         for key, item in pairs:
             cmd = st["do"]["cmd"].replace("${key}", str(key)).replace("${item}", str(item))
