@@ -3,6 +3,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from subproc import run_py
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -26,12 +27,6 @@ def smoke_distilled(smoke_data):
     return root
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True)
-    assert r.returncode == 0, f"{args[0]} failed:\n" + r.stdout[-2000:] + r.stderr[-3000:]
-    return r
-
-
 @pytest.fixture(scope="session")
 def smoke_study(smoke_distilled, tmp_path_factory):
     """A repository-shaped root with the whole smoke chain run once per session:
@@ -42,15 +37,15 @@ def smoke_study(smoke_distilled, tmp_path_factory):
     data.mkdir(parents=True)
     for name in ("tasks", "sft", "teacher", "manifest.json", "leakage_audit.json"):
         (data / name).symlink_to(smoke_distilled / name)
-    _run("scripts/build_sft.py", "--profile", "smoke", "--data", str(data), "--out", str(data / "variants"))
+    run_py("scripts/build_sft.py", "--profile", "smoke", "--data", str(data), "--out", str(data / "variants"))
     runs = study / "runs"
-    _run("scripts/train.py", "configs/train/C_s0.json", "--profile", "smoke", "--data", str(data),
+    run_py("scripts/train.py", "configs/train/C_s0.json", "--profile", "smoke", "--data", str(data),
          "--runs", str(runs), "--archive", str(study / "archive"),
          "--stability-log", str(study / "logs" / "stability.jsonl"))
     results = study / "results" / "runs"
     for name, extra in (("C_s0", ["--adapter", str(runs / "C_s0")]), ("oracle", [])):
-        _run("scripts/evaluate.py", "--profile", "smoke", "--name", name, *extra, "--data", str(data / "tasks"),
+        run_py("scripts/evaluate.py", "--profile", "smoke", "--name", name, *extra, "--data", str(data / "tasks"),
              "--out", str(results))
-    _run("scripts/analyze.py", "--profile", "smoke", "--runs", str(results), "--out",
+    run_py("scripts/analyze.py", "--profile", "smoke", "--runs", str(results), "--out",
          str(study / "results" / "summary.json"))
     return study

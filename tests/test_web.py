@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,22 +12,16 @@ from ccl.report.artifacts import Missing, load_artifacts
 from ccl.report.render import block, stale_blocks
 from ccl.report.site import pipeline_commands
 from ccl.report.tables import Table, TableError, check_table, fmt_cell
+from subproc import run_py
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 PAGES = ("index.html", "methods.html", "figures.html", "traces.html")
 
 
-def run(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True)
-    if ok:
-        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
-    return r
-
-
 def build(root: Path, site: Path) -> None:
-    run("scripts/build_report.py", "--root", str(root))
-    run("scripts/export_web.py", "--root", str(root), "--out", str(site))
+    run_py("scripts/build_report.py", "--root", str(root))
+    run_py("scripts/export_web.py", "--root", str(root), "--out", str(site))
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +81,7 @@ def test_report_has_every_table_from_its_artifacts(study_copy, site):
     assert f"| oracle | 1 | task | {fmt_cell(oracle['eval_id'])} |" in md
     run_summary = json.loads((study_copy / "runs" / "C_s0" / "summary.json").read_text())
     assert run_summary["adapter_sha256"] in md  # the training table lists the adapter hash
-    assert run("scripts/build_report.py", "--root", str(study_copy), "--check").returncode == 0
+    assert run_py("scripts/build_report.py", "--root", str(study_copy), "--check").returncode == 0
 
 
 def test_a_changed_number_reaches_the_page_and_the_old_report_is_stale(study_copy, site, tmp_path):
@@ -101,13 +93,13 @@ def test_a_changed_number_reaches_the_page_and_the_old_report_is_stale(study_cop
     assert "87.6 [" not in (site / "index.html").read_text()
     row["eval_id"].update(mean=87.6, low=80.0, high=95.0)
     path.write_text(json.dumps(summary))
-    r = run("scripts/build_report.py", "--root", str(root), "--check", ok=False)
+    r = run_py("scripts/build_report.py", "--root", str(root), "--check", ok=False)
     assert r.returncode == 1 and "success_by_split" in r.stderr
     build(root, tmp_path / "site")
     assert "87.6 [80.0, 95.0]" in (tmp_path / "site" / "index.html").read_text()
     row["eval_id"].update(low=90.0)  # a corrupt artifact: the mean outside its own interval
     path.write_text(json.dumps(summary))
-    r = run("scripts/export_web.py", "--root", str(root), "--out", str(tmp_path / "site2"), ok=False)
+    r = run_py("scripts/export_web.py", "--root", str(root), "--out", str(tmp_path / "site2"), ok=False)
     assert r.returncode == 2 and "oracle eval_id: mean 87.6 lies outside its interval" in r.stderr
 
 
