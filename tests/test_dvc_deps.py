@@ -1,0 +1,91 @@
+"""dvc.yaml declares, for every stage, each ccl/ module its script imports (directly or not),
+so editing a module reruns exactly the stages that run its code."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def module_file(name: str) -> Path | None:
+    """The file of module ``ccl.a.b`` (a module or a package's __init__), or None outside ccl."""
+    if name != "ccl" and not name.startswith("ccl."):
+        return None
+    base = ROOT.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module an import statement in ``path`` names, at any depth in the file (lazy imports too),
+    with ``from pkg import name`` also naming ``pkg.name`` in case it is a submodule."""
+    package = ".".join(path.relative_to(ROOT).parent.parts)  # the package a relative import starts from
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            mod = ".".join([*base, node.module] if node.module else base)
+            names.add(mod)
+            names.update(f"{mod}.{a.name}" for a in node.names)
+    return names
+
+
+def ccl_closure(script: Path) -> set[Path]:
+    """ccl/ files reached from ``script`` through imports, parent packages included."""
+    seen: set[Path] = set()
+    todo = [script]
+    while todo:
+        for name in imported_modules(todo.pop()):
+            parts = name.split(".")
+            for i in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ too
+                f = module_file(".".join(parts[:i]))
+                if f is not None and f not in seen:
+                    seen.add(f)
+                    todo.append(f)
+    return seen
+
+
+def stages() -> list[tuple[str, str, list[str]]]:
+    """(stage, script, deps) for every stage of dvc.yaml; a foreach stage's template stands for its items."""
+    out = []
+    for name, st in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].items():
+        body = st.get("do", st)
+        script = next(w for w in body["cmd"].split() if w.startswith("scripts/"))
+        out.append((name, script, [d if isinstance(d, str) else next(iter(d)) for d in body["deps"]]))
+    return out
+
+
+def covered(path: Path, deps: list[str]) -> bool:
+    rel = path.relative_to(ROOT).as_posix()
+    return any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in deps)
+
+
+def test_ccl_package_init_runs_no_code():
+    # Every stage imports ccl/__init__.py and none lists it: that is safe only while it is a docstring.
+    body = ast.parse((ROOT / "ccl" / "__init__.py").read_text()).body
+    assert len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+
+
+def test_closure_follows_relative_and_lazy_imports():
+    closure = {p.relative_to(ROOT).as_posix() for p in ccl_closure(ROOT / "scripts" / "export_web.py")}
+    assert {"ccl/report/site.py", "ccl/report/traces.py", "ccl/jsonio.py", "ccl/report/__init__.py"} <= closure
+    assert "ccl/train/__init__.py" not in closure  # the site builder never imports training
+    tasks = {p.relative_to(ROOT).as_posix() for p in ccl_closure(ROOT / "ccl" / "tasks" / "__init__.py")}
+    assert {"ccl/aliases.py", "ccl/tasks/select.py"} <= tasks  # `from ..aliases` and `from .select` in a package
+
+
+@pytest.mark.parametrize("stage, script, deps", stages(), ids=[s[0] for s in stages()])
+def test_stage_declares_every_module_it_imports(stage, script, deps):
+    assert script in deps, f"{stage}: its script {script} is not a dependency"
+    missing = sorted(p.relative_to(ROOT).as_posix() for p in ccl_closure(ROOT / script)
+                     if p.name != "__init__.py" or p.parent != ROOT / "ccl")
+    missing = [m for m in missing if not covered(ROOT / m, deps)]
+    assert not missing, f"dvc.yaml stage {stage} imports but does not declare: {missing}"
