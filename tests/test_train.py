@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from ccl.config import ConfigError
-from ccl.jsonio import read_jsonl, sha256_file, write_jsonl
+from ccl.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
+from ccl.manifest import verify_tree
 from ccl.oracle import OraclePolicy
 from ccl.rollout import rollout
 from ccl.sft import sft_row
@@ -269,3 +270,17 @@ def test_torch_adapter_loads_with_peft(tiny_model, data_dir, tmp_path):
     model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_model),
                                       str(tmp_path / "runs" / "C_s0" / "adapter"))
     assert any("lora_A" in n for n, _ in model.named_parameters())
+
+
+def test_adapter_files_name_no_machine_path_and_dotfiles_stay_out_of_the_manifest(tiny_model, data_dir, tmp_path):
+    (tmp_path / "runs" / "C_s0").mkdir(parents=True)
+    (tmp_path / "runs" / "C_s0" / ".gitignore").write_text("/adapter\n")  # as DVC leaves it in a clone
+    run(tiny_model, data_dir, tmp_path)
+    folder = tmp_path / "runs" / "C_s0"
+    cfg = json.loads((folder / "adapter" / "adapter_config.json").read_text())
+    assert cfg["base_model_name_or_path"] == tiny_model.name  # the folder's name, not this machine's path
+    assert cfg["target_modules"] == sorted(cfg["target_modules"])  # not peft's hash-seeded set order
+    assert str(tmp_path) not in (folder / "adapter" / "README.md").read_text()
+    assert str(tiny_model.parent) not in (folder / "adapter" / "README.md").read_text()
+    assert ".gitignore" not in read_json(folder / "manifest.json")["files"]
+    assert verify_tree(tmp_path, [tmp_path / "runs"]) == []

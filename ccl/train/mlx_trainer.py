@@ -155,7 +155,7 @@ def save_adapter(tm: MLXModel, folder: Path) -> None:
     tmp.mkdir(parents=True)
     mx.save_safetensors(str(tmp / ADAPTER_FILE), trainable(tm))
     r = tm.recipe
-    config = {"fine_tune_type": "lora", "num_layers": tm.n_adapted, "base_model_name_or_path": tm.base,
+    config = {"fine_tune_type": "lora", "num_layers": tm.n_adapted, "base_model_name_or_path": Path(tm.base).name,  # no machine path
               "lora_parameters": {"rank": r.rank, "scale": r.scale, "dropout": r.dropout}}
     (tmp / "adapter_config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
     shutil.rmtree(folder, ignore_errors=True)

@@ -147,7 +147,9 @@ def train_run(run: RunConfig, recipe: TrainRecipe, model_name: str, model_folder
     update_stability_log(stability_log, {"run": run.name, "status": "passed", "steps": recipe.steps,
                                          "final_ema_loss": monitor.ema, "min_ema_loss": monitor.min_ema})
     paths.checkpoint.unlink(missing_ok=True)
-    files = [p for p in paths.root.rglob("*") if p.is_file() and p.name != "manifest.json"]
+    # Dotfiles (the .gitignore DVC keeps here) are not artifacts; verify.py skips them too.
+    files = [p for p in paths.root.rglob("*")
+             if p.is_file() and p.name != "manifest.json" and not p.name.startswith(".")]
     write_manifest(paths.root, files, {"run": run.name, "stage": "train"})
     return summary
 

@@ -180,8 +180,18 @@ def mean_loss(tm: TorchModel, episodes: list[Packed], batch_size: int, progress:
 
 
 def save_adapter(tm: TorchModel, folder: Path) -> None:
-    """peft's own format (adapter_config.json + adapter_model.safetensors), renamed into place."""
+    """peft's own format (adapter_config.json + adapter_model.safetensors), renamed into place.
+
+    The files must not depend on the machine: peft would write the base model's absolute path
+    (config and model card) and its target modules in set order, which varies with Python's
+    hash seed. The base is named by its folder, which is what ``attach_adapter`` compares."""
     import shutil
+    cfg = tm.model.peft_config["default"]
+    base = Path(cfg.base_model_name_or_path).name
+    cfg.base_model_name_or_path = base
+    cfg.target_modules = sorted(cfg.target_modules)
+    model = tm.model.get_base_model()
+    model.config._name_or_path = model.name_or_path = base  # the model card's base and tag
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tm.model.save_pretrained(tmp)
