@@ -40,12 +40,12 @@ def smoke_study(smoke_distilled, tmp_path_factory):
     run_py("scripts/build_sft.py", "--profile", "smoke", "--data", str(data), "--out", str(data / "variants"))
     runs = study / "runs"
     run_py("scripts/train.py", "configs/train/C_s0.json", "--profile", "smoke", "--data", str(data),
-         "--runs", str(runs), "--archive", str(study / "archive"),
-         "--stability-log", str(study / "logs" / "stability.jsonl"))
+           "--runs", str(runs), "--archive", str(study / "archive"),
+           "--stability-log", str(study / "logs" / "stability.jsonl"))
     results = study / "results" / "runs"
     for name, extra in (("C_s0", ["--adapter", str(runs / "C_s0")]), ("oracle", [])):
         run_py("scripts/evaluate.py", "--profile", "smoke", "--name", name, *extra, "--data", str(data / "tasks"),
-             "--out", str(results))
+               "--out", str(results))
     run_py("scripts/analyze.py", "--profile", "smoke", "--runs", str(results), "--out",
-         str(study / "results" / "summary.json"))
+           str(study / "results" / "summary.json"))
     return study

@@ -82,7 +82,10 @@ def test_closure_follows_relative_and_lazy_imports():
     assert {"ccl/aliases.py", "ccl/tasks/select.py"} <= tasks  # `from ..aliases` and `from .select` in a package
 
 
-@pytest.mark.parametrize("stage, script, deps", stages(), ids=[s[0] for s in stages()])
+STAGES = stages()
+
+
+@pytest.mark.parametrize("stage, script, deps", STAGES, ids=[s[0] for s in STAGES])
 def test_stage_declares_every_module_it_imports(stage, script, deps):
     assert script in deps, f"{stage}: its script {script} is not a dependency"
     missing = sorted(p.relative_to(ROOT).as_posix() for p in ccl_closure(ROOT / script)
