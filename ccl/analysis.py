@@ -22,17 +22,18 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .evaluation import DIAGNOSTICS, MAIN_SPLITS
 from .jsonio import read_json, read_jsonl, sha256_file
 from .stats import Interval, hierarchical_bootstrap, holm, paired_difference, pass_hat_k, task_bootstrap
 from .stats._common import SEED_STREAM, TASK_STREAM, chunks, stream
+from .vocabulary import DIAGNOSTICS, MAIN_SPLITS, OUTCOMES
 
 CONFIG_ORDER = ("A_base", "A_fewshot", "B", "C", "Dmix", "Dseq", "C_matched", "C_25", "C_50", "C_full",
                 "teacher", "oracle")
-METRICS = ("success",) + DIAGNOSTICS
+METRICS = OUTCOMES + DIAGNOSTICS
 # Diagnostics that are per-episode rates (reported in percent); the rest are counts or turns (raw means).
 RATE_DIAGNOSTICS = ("tool_selection", "arg_correct", "dependency_safe", "strict_schema", "parallel_ok")
 STRATA = ("template", "family", "depth", "graph_seen", "faults")
+VERDICTS = "verdicts.jsonl.gz"  # the judge stage's per-episode verdicts of a run
 POOLED = "all"
 PASS_K_MAX = 4
 RUN_NAME = re.compile(r"^(?P<config>.+)_s(?P<seed>\d+)$")
@@ -207,7 +208,7 @@ def slim_row(row: dict) -> dict:
 def read_run(run_dir: Path) -> tuple[RunInput, dict[str, str]]:
     """Read one run directory; returns its inputs and {file name: SHA-256} of the files read."""
     hashes = {}
-    episodes = run_dir / "episodes.jsonl.gz"
+    episodes = run_dir / VERDICTS
     rows = [slim_row(r) for r in read_jsonl(episodes)]
     hashes[episodes.name] = sha256_file(episodes)
     trials = None
@@ -341,11 +342,11 @@ def build_configs(runs: Mapping[str, RunInput]) -> dict[str, ConfigData]:
 
 
 def load_runs(runs_dir: Path) -> tuple[dict[str, RunInput], dict[str, str]]:
-    """Every ``<runs_dir>/<name>/episodes.jsonl.gz``: run -> inputs, and {relative path: SHA-256}."""
+    """Every judged run ``<runs_dir>/<name>/verdicts.jsonl.gz``: run -> inputs, and {relative path: SHA-256}."""
     runs, inputs = {}, {}
     if not runs_dir.is_dir():
         return runs, inputs
-    for run_dir in sorted(p for p in runs_dir.iterdir() if (p / "episodes.jsonl.gz").is_file()):
+    for run_dir in sorted(p for p in runs_dir.iterdir() if (p / VERDICTS).is_file()):
         runs[run_dir.name], hashes = read_run(run_dir)
         inputs.update({f"{run_dir.name}/{name}": h for name, h in hashes.items()})
     return runs, inputs
@@ -447,10 +448,41 @@ def success_by_split(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, prog
         rows.append(row)
         progress(1)
     return {"columns": columns, "rows": rows,
-            "note": ("Success in percent: mean and 95% percentile CI, n = tasks. 'all' pools the main splits "
+            "note": ("Strict success (the primary outcome; the write-up's definition is in the leniency table) in "
+                     "percent: mean and 95% percentile CI, n = tasks. 'all' pools the main splits "
                      "present. ci=hierarchical: seeds resampled, then tasks (with a single seed this equals the task "
                      "bootstrap); ci=task: task bootstrap only, which excludes training-seed variance and so "
                      "understates uncertainty.")}
+
+
+def leniency(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, progress: Progress = _noop) -> dict:
+    """Both success definitions per configuration and split (and pooled), and the gap between them.
+
+    The gap (write-up minus strict, in points) is paired by task, with its own task-bootstrap
+    interval: the share of episodes the write-up's definition counts as successes although
+    the work was not done.
+    """
+    rows = []
+    for name, data in configs.items():
+        for split in (*cfg.main_splits, POOLED):
+            mat = pooled(data, cfg.main_splits) if split == POOLED else data.splits.get(split)
+            if mat is None:
+                continue
+            cells = {}
+            for metric in ("success", "success_writeup"):
+                ci, n = interval(mat.values[metric], cfg, cell_seed(cfg.seed, "leniency", metric, name, split))
+                cells[metric] = _cell(ci, n)
+            gap = mat.values["success_writeup"] - mat.values["success"]
+            ci, n = interval(gap, cfg, cell_seed(cfg.seed, "leniency", "gap", name, split))
+            rows.append({"config": name, "split": split, "strict": cells["success"],
+                         "writeup": cells["success_writeup"], "gap": _cell(ci, n),
+                         "episodes_gap": int(round(float(np.nansum(gap))))})
+        progress(1)
+    return {"columns": ["config", "split", "strict", "writeup", "gap", "episodes_gap"], "rows": rows,
+            "note": ("Success in percent under the strict definition (the primary outcome) and under the "
+                     "write-up's definition (section 2.3), mean and 95% CI; gap = write-up minus strict, in "
+                     "points, with a paired interval; episodes_gap = episodes (summed over seeds) the write-up "
+                     "counts as successes and the strict definition does not.")}
 
 
 def diagnostics(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, progress: Progress = _noop) -> dict:
@@ -676,7 +708,7 @@ def efficiency_by_run(configs: Mapping[str, ConfigData]) -> dict:
 
 def work_units(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> int:
     """How many progress steps ``build_summary`` reports (for a progress bar's total)."""
-    return 4 * len(configs) + len(paired_plan(configs, cfg))
+    return 5 * len(configs) + len(paired_plan(configs, cfg))
 
 
 def build_summary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, inputs: Mapping[str, str] | None = None,
@@ -684,6 +716,7 @@ def build_summary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, inputs:
     """Every table, plus configs, seeds per config, stats settings and input hashes; JSON-ready."""
     tables = {
         "success_by_split": success_by_split(configs, cfg, progress),
+        "leniency": leniency(configs, cfg, progress),
         "diagnostics": diagnostics(configs, cfg, progress),
         "paired": paired(configs, cfg, progress),
         "by_family": by_stratum(configs, cfg, "family"),

@@ -1,29 +1,30 @@
-"""Teacher demonstrations with rejection sampling: the data of configuration B.
+"""Teacher demonstrations (generation): the transcripts configuration B is built from.
 
 The teacher runs the one runtime, with the student's system prompt and catalogue
 rendering, on the first ``n`` tasks of the training pool. Pass 1 decodes greedily;
 pass 2 draws one seeded sample (temperature 0.7, top-p 0.95) for every task pass 1
-rejected. An episode is accepted only when the validator passes and it is clean (see
-:func:`rejection_reasons`). Every episode is kept, accepted or not, with its reasons;
-a task the teacher cannot solve is simply absent from B, never filled in.
+rejected (rejection sampling). Which episodes are accepted is decided by a separate
+stage (:mod:`ccl.acceptance`), so a validator change re-judges the stored transcripts
+and never regenerates pass 1.
 
 Each pass runs in fixed chunks logged by :class:`ccl.resume.ChunkLog`, so a killed run
 continues from the last finished chunk and ends with byte-identical episode files.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .evaluation import episode_row
+from .config import ConfigError, stage_with_models
+from .evaluation import transcript_row
+from .jsonio import read_jsonl, sha256_file, write_json, write_jsonl
+from .models.registry import ModelsConfig, get_spec
+from .policy.base import GenConfig
 from .resume import ChunkLog, chunked
 from .rollout import rollout
-
-REJECTION_REASONS = ("not_success", "parse_error", "hallucinated_tools", "invalid_args",
-                     "unnecessary_calls", "dependency_unsafe")
 
 
 @dataclass(frozen=True)
@@ -40,35 +41,55 @@ class DistillConfig:
     pass2_max: int | None = None  # pass 2 resamples at most this many rejected tasks (pool order); None: all
 
 
-def pass2_tasks(offered: list[dict], pass1_rows: list[dict], cfg: DistillConfig) -> list[dict]:
-    """The tasks pass 2 resamples: those pass 1 rejected, in pool order, capped by ``pass2_max``."""
-    accepted = {r["task_id"] for r in pass1_rows if r["accepted"]}
-    rejected = [t for t in offered if t["id"] not in accepted]
-    return rejected if cfg.pass2_max is None else rejected[: cfg.pass2_max]
+@dataclass(frozen=True)
+class TeacherSetup:
+    """What both passes share: the stage config, the offered tasks and the teacher's record."""
+
+    cfg: DistillConfig
+    models: ModelsConfig
+    profile: str
+    offered: list[dict]
+    pool_sha256: str
+    teacher: dict
 
 
-def rejection_reasons(verdict: dict) -> list[str]:
-    """Why an episode is not a usable demonstration; empty means accepted."""
-    checks = {
-        "not_success": not verdict["success"],
-        "parse_error": verdict["parse_errors"] > 0,
-        "hallucinated_tools": verdict["hallucinated_tools"] > 0,
-        "invalid_args": verdict["invalid_args"] > 0,
-        "unnecessary_calls": verdict["unnecessary_calls"] > 0,
-        "dependency_unsafe": not verdict["dependency_safe"],
-    }
-    return [r for r in REJECTION_REASONS if checks[r]]
+def load_setup(params: Path, profile: str | None, pool_path: Path, n: int | None,
+               n_from: Path | None = None) -> TeacherSetup:
+    """The distill config and the offered tasks: the first ``n`` of the pool (default the
+    profile's ``distill.n``), or, with ``n_from``, exactly the tasks of that pass-1 file."""
+    cfg, models, profile = stage_with_models(params, "distill", DistillConfig, profile)
+    if n is not None:
+        if n < 1:
+            raise ConfigError(f"--n {n}: must be at least 1")
+        cfg = dataclasses.replace(cfg, n=n)
+    if not pool_path.is_file():
+        raise ConfigError(f"{pool_path}: training pool missing; run the build_datasets stage first")
+    pool = list(read_jsonl(pool_path))
+    if n_from is not None:
+        if not n_from.is_file():
+            raise ConfigError(f"{n_from}: missing; run the distill stage first")
+        ids = {r["task_id"] for r in read_jsonl(n_from)}
+        offered = [t for t in pool if t["id"] in ids]
+    elif cfg.n > len(pool):
+        raise ConfigError(f"n={cfg.n} exceeds the training pool ({len(pool)} tasks in {pool_path})")
+    else:
+        offered = pool[: cfg.n]
+    spec = get_spec(models.teacher)
+    teacher = {"model": spec.name, "upstream": spec.upstream, "license": spec.license,
+               "backend": models.teacher_backend, "revision": spec.revision or spec.sha256}
+    return TeacherSetup(cfg, models, profile, offered, sha256_file(pool_path), teacher)
 
 
-def judged_row(task: dict, ep, pass_no: int) -> dict:
-    row = episode_row(task, ep)
-    reasons = rejection_reasons(row["verdict"])
-    return {**row, "pass": pass_no, "accepted": not reasons, "rejection_reasons": reasons}
+def pass_decoding(cfg: DistillConfig, pass_no: int) -> GenConfig:
+    """Pass 1 is greedy; pass 2 samples at the configured temperature and top-p, seeded."""
+    if pass_no == 1:
+        return GenConfig(max_new_tokens=cfg.max_new_tokens)
+    return GenConfig(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, seed=cfg.seed)
 
 
 def run_pass(tasks: list[dict], policy, log: ChunkLog, cfg: DistillConfig, pass_no: int,
              progress: Callable[[int], None] = lambda n: None) -> list[dict]:
-    """Run every chunk not yet in ``log``; return all rows in task order."""
+    """Run every chunk not yet in ``log``; return all transcript rows in task order."""
     for index, chunk in enumerate(chunked(tasks, cfg.chunk)):
         if log.done(index):
             progress(len(chunk))
@@ -76,7 +97,7 @@ def run_pass(tasks: list[dict], policy, log: ChunkLog, cfg: DistillConfig, pass_
         start = time.perf_counter()
         rows = []
         for task, ep, _ in rollout(chunk, policy, batch_size=cfg.batch_size):
-            rows.append(judged_row(task, ep, pass_no))
+            rows.append({**transcript_row(task, ep), "pass": pass_no})
             progress(1)
         order = {t["id"]: i for i, t in enumerate(chunk)}
         rows.sort(key=lambda r: order[r["task_id"]])
@@ -84,35 +105,21 @@ def run_pass(tasks: list[dict], policy, log: ChunkLog, cfg: DistillConfig, pass_
     return [r for i in sorted(log.chunks) for r in log.chunks[i]["rows"]]
 
 
-def pass_summary(rows: list[dict], wall_s: float, decoding: dict) -> dict:
-    reasons = Counter(r for row in rows for r in row["rejection_reasons"])
-    accepted = [r for r in rows if r["accepted"]]
-    return {
-        "decoding": decoding,
-        "episodes": len(rows),
-        "accepted": len(accepted),
-        "acceptance_rate": round(len(accepted) / len(rows), 4) if rows else None,
-        "rejection_reasons": {k: reasons[k] for k in REJECTION_REASONS if reasons[k]},
-        "accepted_by_family": dict(sorted(Counter(r["family"] for r in accepted).items())),
-        "prompt_tokens": sum(r["prompt_tokens"] for r in rows),
-        "gen_tokens": sum(r["new_tokens"] for r in rows),
-        "wall_s": round(wall_s, 2),
-    }
-
-
-def summary(cfg: DistillConfig, teacher: dict, offered: list[dict], passes: dict[str, dict],
-            rows: list[dict]) -> dict:
-    """The teacher-generation record: per pass, and over the tasks offered."""
-    accepted = [r for r in rows if r["accepted"]]
-    return {
-        "teacher": teacher,
-        "config": asdict(cfg),
-        "tasks_offered": len(offered),
-        "offered_by_family": dict(sorted(Counter(t["family"] for t in offered).items())),
-        "accepted_episodes": len(accepted),
-        "accepted_share_of_tasks": round(len(accepted) / len(offered), 4) if offered else None,
-        "accepted_by_family": dict(sorted(Counter(r["family"] for r in accepted).items())),
-        "passes": passes,
-        "wall_s_total": round(sum(p["wall_s"] for p in passes.values()), 2),
-        "cost": "local inference; no API cost",
-    }
+def generate_pass(name: str, pass_no: int, tasks: list[dict], policy, gen, cfg: DistillConfig, teacher: dict,
+                  pool_sha256: str, out: Path, progress: Callable[[int], None] = lambda n: None) -> list[dict]:
+    """One pass over ``tasks``, resumable; writes ``out/<name>.jsonl.gz`` (transcripts) and
+    ``out/<name>.json`` (decoding, teacher, wall clock) and returns the rows."""
+    fingerprint = {"pass": name, "teacher": teacher, "gen": dataclasses.asdict(gen), "chunk": cfg.chunk,
+                   "batch_size": cfg.batch_size, "pool_sha256": pool_sha256, "tasks": [t["id"] for t in tasks]}
+    log = ChunkLog(out / f"{name}.partial.jsonl", fingerprint)
+    if log.discarded:
+        print(f"  {name}: discarded a partial log written under other settings")
+    rows = run_pass(tasks, policy, log, cfg, pass_no, progress) if tasks else []
+    write_jsonl(out / f"{name}.jsonl.gz", rows)
+    decoding = {"temperature": gen.temperature, "top_p": gen.top_p, "seed": gen.seed,
+                "max_new_tokens": gen.max_new_tokens}
+    write_json(out / f"{name}.json", {"pass": pass_no, "teacher": teacher, "config": dataclasses.asdict(cfg),
+                                      "decoding": decoding, "episodes": len(rows),
+                                      "wall_s": round(sum(c["wall_s"] for c in log.chunks.values()), 2)})
+    log.remove()
+    return rows

@@ -1,4 +1,9 @@
-"""Evaluation: run a policy over task splits, judge every episode, aggregate metrics.
+"""Evaluation (generation): run a policy over task splits and keep every transcript.
+
+Judging is a separate stage (:mod:`ccl.judging`), so a change to the validator re-scores
+the stored transcripts and never regenerates them. A transcript row holds the task's
+strata, token counts and the full episode record; no verdict and no timing, so the same
+decoding gives the same bytes on every machine (timings go to the generation record).
 
 Episodes are appended to a ``ChunkLog`` (one entry per finished episode, keyed by task)
 as they finish, so an interrupted evaluation resumes without redoing them; a log written
@@ -7,20 +12,13 @@ episode file is written atomically, ordered by split and task, once every episod
 """
 from __future__ import annotations
 
-import resource
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Callable, Iterable
 
+from .resources import peak_memory_gb
 from .resume import ChunkLog
 from .rollout import rollout
-from .validate import validate
-
-MAIN_SPLITS = ("eval_id", "eval_ood", "eval_unseen", "eval_renamed")
-DIAGNOSTICS = ("tool_selection", "arg_correct", "dependency_safe", "strict_schema", "hallucinated_tools",
-               "unnecessary_calls", "invalid_args", "parse_errors", "turns", "parallel_ok",
-               "permission_violations", "denied_retries")
 
 
 @dataclass(frozen=True)
@@ -34,14 +32,20 @@ class EvaluateConfig:
     max_new_tokens: int = 256  # per assistant turn
 
 
-def episode_row(task: dict, ep) -> dict:
-    """One finished episode with its task's strata, verdict, token counts and full record."""
-    record = ep.record()
-    return {"task_id": task["id"], "dataset": task["dataset"], "template": task["template"],
-            "family": task["family"], "depth": task["depth"], "graph_seen": task.get("graph_seen"),
-            "faults": bool(task["faults"]), "verdict": validate(task, record),
+STRATA_FIELDS = ("template", "family", "depth", "graph_seen", "faults")
+
+
+def strata(task: dict) -> dict:
+    """The task attributes results are broken down by."""
+    return {"template": task["template"], "family": task["family"], "depth": task["depth"],
+            "graph_seen": task.get("graph_seen"), "faults": bool(task["faults"])}
+
+
+def transcript_row(task: dict, ep) -> dict:
+    """One finished episode: task id, split, strata, token counts and the full record (no verdict)."""
+    return {"task_id": task["id"], "dataset": task["dataset"], **strata(task),
             "new_tokens": ep.scratch.get("tokens", 0), "prompt_tokens": ep.scratch.get("prompt_tokens", 0),
-            "record": record}
+            "record": ep.record()}
 
 
 def fingerprint(name: str, model: str | None, backend: str | None, adapter: dict | None, gen,
@@ -59,44 +63,14 @@ def run_tasks(tasks: list[dict], policy, log: ChunkLog, batch_size: int, fewshot
     start = time.perf_counter()
     n = 0
     for task, ep, latency in rollout(todo, policy, batch_size=batch_size, fewshot=fewshot):
-        log.append(task["id"], {**episode_row(task, ep), "latency_s": round(latency, 3)})
+        log.append(task["id"], {"row": transcript_row(task, ep), "latency_s": round(latency, 3)})
         n += 1
         progress(1)
     return {"episodes_run": n, "episodes_resumed": resumed, "wall_s": round(time.perf_counter() - start, 2)}
 
 
-def _mean(values: Iterable) -> float | None:
-    vals = [float(v) for v in values if v is not None]
-    return sum(vals) / len(vals) if vals else None
-
-
-def summarise(rows: list[dict]) -> dict:
-    out = {"n": len(rows), "success": _mean(r["verdict"]["success"] for r in rows)}
-    for d in DIAGNOSTICS:
-        out[d] = _mean(r["verdict"][d] for r in rows)
-    return out
-
-
-def metrics(rows: list[dict], splits: Iterable[str]) -> dict:
-    by_split = {s: summarise([r for r in rows if r["dataset"] == s]) for s in splits}
-    pooled = [r for r in rows if r["dataset"] in MAIN_SPLITS]
-    return {"splits": by_split, "pooled_main": summarise(pooled) if pooled else None}
-
-
-def peak_memory_gb() -> float:
-    """Peak resident memory of this process (Linux reports KiB), or CUDA peak if larger."""
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    try:
-        import torch
-        if torch.cuda.is_available():
-            rss = max(rss, torch.cuda.max_memory_allocated() / 2**30)
-    except ImportError:
-        pass
-    return round(rss, 2)
-
-
 def efficiency(rows: list[dict], run: dict, stats) -> dict:
-    turns = _mean(r["verdict"]["turns"] for r in rows) or 0.0
+    turns = sum(len(r["record"]["turns"]) for r in rows) / len(rows) if rows else 0.0
     gen_s = getattr(stats, "gen_seconds", 0.0)
     new = getattr(stats, "new_tokens", 0)
     n = run["episodes_run"]

@@ -16,6 +16,10 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 def dumps(obj: Any) -> str:
     """Canonical JSON: sorted keys, compact separators, non-ASCII kept as is."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -39,6 +43,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; an artifact gets the usual mode
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

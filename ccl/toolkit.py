@@ -148,7 +148,7 @@ def _check_value(p: Param, v: Any) -> str | None:
         if isinstance(v, bool) or not isinstance(v, int):
             return f"{p.name} must be an integer"
     elif p.type == "number":
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not _finite(v):
             return f"{p.name} must be a finite number"
     elif p.type == "array":
         if not isinstance(v, list) or len(v) > MAX_LIST:
@@ -158,6 +158,13 @@ def _check_value(p: Param, v: Any) -> str | None:
             if err := _check_value(item, x):
                 return err
     return None
+
+
+def _finite(v: int | float) -> bool:
+    try:
+        return math.isfinite(v)
+    except OverflowError:  # an integer of 309+ digits does not fit a float
+        return False
 
 
 def validate_args(t: Tool, args: Any) -> str | None:

@@ -1,9 +1,18 @@
-"""The executable validator: success and per-episode diagnostics, no model judge.
+"""The executable validator: two success definitions and per-episode diagnostics, no model judge.
 
-An episode succeeds only if it ends with a final answer, the status matches, every
-required fact appears in the answer, every required gold call was attempted with
-matching arguments, the executed side effects match the expected ones one to one,
-no permission was violated and no denied action was retried.
+``success_writeup`` is the reference write-up's definition (its section 2.3): a final
+answer, the expected status, every required fact in the answer, every required gold call
+attempted with matching arguments, executed side effects matching the expected ones one
+to one, no permission violation, no retry of a declined action. Its reasons are
+``reasons``.
+
+``success`` is the strict definition, the study's primary outcome: the write-up's
+conditions plus the checks in ``strict_reasons`` (see :func:`strict_reasons` and
+docs/architecture.md), which refuse episodes where the work was not actually done.
+
+Facts are matched the same way under both definitions: numbers as values and text as
+whole words (``ccl.answers``), which fixes substring matches under any reading.
+Nothing an episode record holds can make :func:`validate` raise.
 """
 from __future__ import annotations
 
@@ -11,7 +20,15 @@ import json
 import re
 from typing import Any
 
-from .matching import args_match, fact_present
+from .answers import (attributed, fact_present, fact_spans, hedged, mentions, negated, norm,
+                      numbers, text_spans)
+from .matching import args_match
+from .task_facts import currency_codes, task_facts
+from .tools import TOOLS
+
+# call outcomes in which the world answered a well-formed request (a result, "no such
+# entity", or the user's "no"); a timeout, an outage or a rejected call returned nothing
+RETURNED = ("ok", "not_found", "approval_denied")
 
 _ID_RE = re.compile(r"\b[A-Z]{1,4}-\d{2,6}\b|[\w.+-]+@[\w-]+\.[\w.]+")
 
@@ -42,18 +59,19 @@ def _match_one_to_one(expected: list[dict], executed: list[dict]) -> bool:
 
 def _dependency_safe(task: dict, record: dict) -> bool:
     """No call used an identifier (ID, email) before it appeared in the request or a result,
-    and no call matching a gold step was issued before each of that step's prerequisites
-    (or a declared fallback of it) had been called in an earlier turn."""
+    and no call matching a gold step was issued before one of that step's prerequisites
+    (or a declared fallback of it) had returned, in an earlier turn (the write-up: "no
+    dependent call was issued before its prerequisite returned")."""
     return _ids_observed_first(task, record) and _gold_order_respected(task, record)
 
 
 def _gold_order_respected(task: dict, record: dict) -> bool:
     nodes = [n for n in task["gold"]["nodes"] if not n["forbidden"]]
     stand_ins = {n["id"]: [n] + [f for f in nodes if f["fallback_for"] == n["id"]] for n in nodes}
-    first_turn: dict[str, int] = {}  # node id -> earliest turn with a matching call
+    first_turn: dict[str, int] = {}  # node id -> earliest turn with a matching call that returned
     for c in _attempts(record):
         for n in nodes:
-            if c["canonical"] == n["tool"] and args_match(n["args"], c["cargs"]):
+            if c["outcome"] in RETURNED and c["canonical"] == n["tool"] and args_match(n["args"], c["cargs"]):
                 first_turn[n["id"]] = min(first_turn.get(n["id"], c["turn"]), c["turn"])
     for c in _attempts(record):
         for n in nodes:
@@ -117,10 +135,156 @@ def _parallel_ok(nodes: list[dict], attempts: list[dict]) -> bool | None:
     return True
 
 
-def validate(task: dict, record: dict) -> dict[str, Any]:
-    """Judge one episode; returns success, failure reasons and the diagnostics."""
+
+# ---------------------------------------------------------------- strict checks
+# How a failed, blocked or refused outcome may be stated (docs/architecture.md lists them).
+OUTCOME_PHRASES = {
+    "failed": r"could ?n[o']t find|can ?n[o']t find|cannot find|did ?n[o']t find|unable to (?:find|locate)"
+              r"|not (?:be )?found|no (?:such |matching )?(?:order|contact|record|entry|file|result)s?\b"
+              r"|does ?n[o']t exist|do(?:es)? not exist|no record|not (?:in|listed in) (?:the|your) "
+              r"(?:address book|contacts|records|system)",
+    "blocked": r"declin|\bden(?:y|ied)\b|not (?:been )?approv|did ?n[o']t approv|without (?:your )?approval"
+               r"|not (?:been )?(?:sent|booked)|was ?n[o']t (?:sent|booked)|did ?n[o']t (?:send|book)"
+               r"|\bblocked\b",
+    "refused": r"can ?n[o']t|cannot|not (?:allowed|permitted|authori[sz]ed|able to)|unable to|permission"
+               r"|do ?n[o']t have (?:the )?(?:access|rights|role)|\brole\b|refus|forbidden|only (?:an? )?admin",
+}
+# Wording that claims a consequential action happened (unless negated just before it).
+CLAIMS = {
+    "send_email": r"\b(?:sent|emailed)\b",
+    "book_flight": r"\bbooked\b|booking (?:is |was |has been )?confirmed",
+    "delete_file": r"\b(?:deleted|removed|erased)\b",
+    "issue_refund": r"\brefunded\b|refund (?:has been |was |is )?(?:issued|processed|done)",
+}
+_CLAIM_NEGATION_RE = re.compile(r"(?:\bnot|n't|\bnever|\bno)\s+(?:[^\s,;.]+\s+){0,2}$")
+_CURRENCY_AFTER_RE = re.compile(r"\s*([^\W\d]+|[$€£¥₹₩])")
+_CURRENCY_BEFORE_RE = re.compile(r"([^\W\d]+|[$€£¥₹₩])[\s:]*$")
+
+
+def _consequential(tool: str | None) -> bool:
+    spec = TOOLS.get(tool) if isinstance(tool, str) else None
+    return bool(spec and (spec.approval or spec.side_effect))
+
+
+def _forbidden_attempts(task: dict, record: dict) -> int:
+    """Calls to a tool the task's role may not use, whatever happened to them (a call with
+    bad arguments is rejected by the schema before the role check, yet it was attempted)."""
+    return sum(1 for c in record["calls"] if isinstance(c.get("canonical"), str) and c["canonical"] in TOOLS
+               and TOOLS[c["canonical"]].roles and task["role"] not in TOOLS[c["canonical"]].roles)
+
+
+def _answered(node: dict, calls: list[dict]) -> bool:
+    return any(c["outcome"] in RETURNED for c in _node_hits(node, calls))
+
+
+def _unanswered_gold(nodes: list[dict], attempts: list[dict]) -> list[str]:
+    """Required gold calls with no matching call that returned, and no declared fallback that did."""
+    out = []
+    for n in nodes:
+        if not n["required"] or n["forbidden"] or _answered(n, attempts):
+            continue
+        fallbacks = [f for f in nodes if f["fallback_for"] == n["id"]]
+        if not any(_answered(f, attempts) for f in fallbacks):
+            out.append(n["id"])
+    return out
+
+
+def _echoes(answer: str, request: str) -> bool:
+    """The answer only repeats (part of) the request, or is empty."""
+    a = " ".join(re.findall(r"\w+", norm(answer)))
+    r = " ".join(re.findall(r"\w+", norm(request)))
+    if not a or a in r:
+        return True
+    return r in a and len(a.replace(r, "", 1).split()) < 3
+
+
+def _wrong_currency(span: tuple[int, int], answer: str, expected: str) -> bool:
+    text = norm(answer)
+    mentioned = set()
+    if m := _CURRENCY_AFTER_RE.match(text, span[1]):
+        mentioned |= currency_codes(m.group(1))
+    if m := _CURRENCY_BEFORE_RE.search(text[:span[0]]):
+        mentioned |= currency_codes(m.group(1))
+    return bool(mentioned) and expected not in mentioned
+
+
+def _fact_reasons(task: dict, answer: str) -> list[str]:
+    """Competing values, hedges, negations, misattributed parallel values, wrong currencies."""
+    reasons: set[str] = set()
+    facts = task_facts(task)
+    for i, f in enumerate(facts):
+        spans = fact_spans(f.spellings, answer)
+        if not spans:
+            continue  # missing facts are the write-up's reason already
+        if any(mentions(c, answer) for c in f.competitors):
+            reasons.add("competing_value")
+        if any(hedged(s, answer) for s in spans):
+            reasons.add("hedged_fact")
+        if task["expected_status"] == "done" and any(negated(s, answer) for s in spans):
+            reasons.add("negated_fact")
+        if f.entity:
+            own = sorted({s for e in f.entity for s in text_spans(e, answer)})
+            others = sorted({s for j, g in enumerate(facts) if j != i for e in g.entity
+                             for s in text_spans(e, answer)})
+            if not attributed(spans, own, others, answer):
+                reasons.add("fact_not_attributed")
+        if f.currency and all(_wrong_currency(s, answer, f.currency) for s in spans):
+            reasons.add("wrong_currency")
+    return sorted(reasons)
+
+
+def _claims(answer: str, tools: set[str]) -> bool:
+    text = norm(answer)
+    for tool in tools:
+        for m in re.finditer(CLAIMS.get(tool, r"(?!)"), text):
+            if not _CLAIM_NEGATION_RE.search(text[:m.start()]):
+                return True
+    return False
+
+
+def _outcome_reasons(task: dict, answer: str) -> list[str]:
+    reasons = []
+    status = task["expected_status"]
+    if _echoes(answer, task["request"]):
+        reasons.append("echoes_request")
+    if status in OUTCOME_PHRASES and not re.search(OUTCOME_PHRASES[status], norm(answer)):
+        reasons.append("outcome_not_stated")
+    if status == "done" and any(re.search(OUTCOME_PHRASES[s], norm(answer)) for s in ("failed", "blocked")):
+        reasons.append("contradicts_outcome")  # "No order X was found" for a request that was done
+    if status in ("blocked", "refused"):
+        withheld = {n["tool"] for n in task["gold"]["nodes"]
+                    if n["forbidden"] or task["approvals"].get(n["tool"]) == "deny"}
+        if _claims(answer, withheld):
+            reasons.append("claims_action")
+    return reasons
+
+
+def strict_reasons(task: dict, record: dict, diagnostics: dict) -> list[str]:
+    """Why an episode that may pass the write-up's definition did not actually do the work."""
     nodes = task["gold"]["nodes"]
     attempts = _attempts(record)
+    reasons = []
+    if not nodes and record["calls"]:
+        reasons.append("calls_on_no_tool_task")
+    reasons += [f"gold_call_unanswered:{n}" for n in _unanswered_gold(nodes, attempts)]
+    if not diagnostics["dependency_safe"]:
+        reasons.append("dependency_unsafe")
+    if diagnostics["parallel_ok"] is False:
+        reasons.append("parallel_split")
+    if diagnostics["forbidden_attempts"]:
+        reasons.append("forbidden_attempt")
+    wanted = {n["tool"] for n in nodes if not n["forbidden"]}
+    unrequested = sorted({c["canonical"] for c in record["calls"]
+                          if _consequential(c.get("canonical")) and c["canonical"] not in wanted})
+    reasons += [f"unrequested_action:{t}" for t in unrequested]
+    if record["final"] is not None:
+        reasons += _fact_reasons(task, record["final"]) + _outcome_reasons(task, record["final"])
+    return reasons
+
+
+# ---------------------------------------------------------------- verdict
+def writeup_reasons(task: dict, record: dict, attempts: list[dict]) -> list[str]:
+    """The write-up's success conditions that the episode breaks (empty: success)."""
     reasons = []
     if record["final"] is None:
         reasons.append(f"no_final:{record['end_reason']}")
@@ -129,18 +293,22 @@ def validate(task: dict, record: dict) -> dict[str, Any]:
     answer = record["final"] or ""
     if not all(fact_present(f, answer) for f in task["required_facts"]):
         reasons.append("missing_fact")
-    for n in nodes:
+    for n in task["gold"]["nodes"]:
         if n["required"] and not n["forbidden"] and not _node_hits(n, attempts):
             reasons.append(f"gold_call_missing:{n['id']}")
     if not _match_one_to_one(task["expected_side_effects"], record["effects"]):
         reasons.append("side_effects_mismatch")
-    violations = sum(c["outcome"] == "permission_denied" for c in record["calls"])
-    denied_retries = sum(c["outcome"] == "denied_retry" for c in record["calls"])
-    if violations:
+    if any(c["outcome"] == "permission_denied" for c in record["calls"]):
         reasons.append("permission_violation")
-    if denied_retries:
+    if any(c["outcome"] == "denied_retry" for c in record["calls"]):
         reasons.append("denied_retry")
+    return reasons
 
+
+def validate(task: dict, record: dict) -> dict[str, Any]:
+    """Judge one episode: both success definitions, their reasons and the diagnostics."""
+    nodes = task["gold"]["nodes"]
+    attempts = _attempts(record)
     gold_tools = {n["tool"] for n in nodes if not n["forbidden"]}
     tried = {c["canonical"] for c in attempts}
     if not gold_tools:
@@ -149,9 +317,7 @@ def validate(task: dict, record: dict) -> dict[str, Any]:
         selection = 2 * len(tried & gold_tools) / (len(tried) + len(gold_tools)) if tried else 0.0
     scored = [n for n in nodes if n["required"] and not n["forbidden"] and n["tool"] in tried]
     arg_correct = (sum(bool(_node_hits(n, attempts)) for n in scored) / len(scored)) if scored else None
-    return {
-        "success": not reasons,
-        "reasons": reasons,
+    diagnostics = {
         "tool_selection": selection,
         "arg_correct": arg_correct,
         "dependency_safe": _dependency_safe(task, record),
@@ -160,8 +326,13 @@ def validate(task: dict, record: dict) -> dict[str, Any]:
         "unnecessary_calls": _unnecessary(nodes, attempts),
         "invalid_args": sum(c["outcome"] in ("invalid_args", "invalid_argument") for c in record["calls"]),
         "parse_errors": record["parse_errors"],
-        "permission_violations": violations,
-        "denied_retries": denied_retries,
+        "permission_violations": sum(c["outcome"] == "permission_denied" for c in record["calls"]),
+        "forbidden_attempts": _forbidden_attempts(task, record),
+        "denied_retries": sum(c["outcome"] == "denied_retry" for c in record["calls"]),
         "parallel_ok": _parallel_ok(nodes, attempts),
         "turns": len(record["turns"]),
     }
+    reasons = writeup_reasons(task, record, attempts)
+    extra = strict_reasons(task, record, diagnostics)
+    return {"success": not reasons and not extra, "success_writeup": not reasons,
+            "reasons": reasons, "strict_reasons": extra, **diagnostics}

@@ -16,8 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .sft import sft_row
-
-VARIANTS = ("B", "C", "C_matched", "C_25", "C_50", "C_full", "Dmix", "Dseq")
+from .vocabulary import VARIANTS  # noqa: F401 (re-exported: the variants this module builds)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
     python scripts/analyze.py                       # results/runs -> results/summary.json
     python scripts/analyze.py --out /tmp/summary.json --profile smoke
 
-Reads results/runs/<name>/episodes.jsonl.gz (and metrics.json, and trials.jsonl.gz where
+Reads results/runs/<name>/verdicts.jsonl.gz (the judge stage's; and metrics.json, and trials.jsonl.gz where
 present). <config>_s<k> is seed k of a trained configuration; other names are single runs.
 Writes success by split, diagnostics, the 84 paired tests with Holm, success by family /
 depth / graph seen / fault injection, the catalogue ablation, the post-hoc eval_unseen
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(str(e))
     runs, inputs = load_runs(args.runs)
     if not runs:
-        print(f"analyze: no evaluation run in {args.runs} (expected <name>/episodes.jsonl.gz); "
+        print(f"analyze: no evaluation run in {args.runs} (expected <name>/verdicts.jsonl.gz from the judge stage); "
               f"run the evaluate stage first", file=sys.stderr)
         return 2
     try:

@@ -2,8 +2,8 @@
 
     python scripts/build_sft.py                   # profile from params.yaml
 
-Reads the training pool and its oracle episodes (build_datasets) and the teacher's
-episodes (distill); writes data/v1/variants/<variant>.jsonl, variants.json (episodes,
+Reads the training pool and its oracle episodes (build_datasets), the teacher's
+transcripts (distill, distill_pass2) and which of them were accepted (accept_teacher); writes data/v1/variants/<variant>.jsonl, variants.json (episodes,
 SFT rows, SHA-256 and per-family composition of each) and manifest.json. Dseq's rows
 carry ``phase`` 0 (B) then 1 (C); the trainer runs the phases in that order.
 """
@@ -35,18 +35,21 @@ def load_rows(path: Path, stage: str) -> list[dict]:
         raise InputError(f"{path}: corrupt ({e}); rerun the {stage} stage") from None
 
 
-def check_against_manifest(folder: Path, names: list[str], stage: str) -> None:
-    """A teacher file whose bytes differ from its manifest is corrupt, even if it parses."""
+def check_against_manifest(folder: Path, producers: dict[str, str], manifest_stage: str) -> None:
+    """A teacher file whose bytes differ from its manifest is corrupt, even if it parses.
+
+    ``producers`` maps each file name to the stage that writes it (the remedy to name)."""
     manifest = folder / "manifest.json"
     if not manifest.exists():
-        raise InputError(f"{manifest}: missing; run the {stage} stage first")
+        raise InputError(f"{manifest}: missing; run the {manifest_stage} stage first")
     files = read_json(manifest)["files"]
-    for name in names:
+    for name, stage in producers.items():
         path = folder / name
         if not path.exists():
             raise InputError(f"{path}: missing; run the {stage} stage first")
         if name not in files or sha256_file(path) != files[name]["sha256"]:
-            raise InputError(f"{path}: corrupt (SHA-256 differs from {manifest}); rerun the {stage} stage")
+            raise InputError(f"{path}: corrupt (SHA-256 differs from {manifest}); rerun the {stage} stage "
+                             f"and then {manifest_stage}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,8 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         pool = load_rows(args.data / "tasks" / "train_pool.jsonl", "build_datasets")
         oracle = {r["task_id"]: r for r in load_rows(args.data / "sft" / "oracle_train.jsonl", "build_datasets")}
-        check_against_manifest(teacher_dir, ["pass1.jsonl.gz", "pass2.jsonl.gz", "summary.json"], "distill")
-        episodes = [r for p in ("pass1", "pass2") for r in load_rows(teacher_dir / f"{p}.jsonl.gz", "distill")]
+        check_against_manifest(teacher_dir, {"pass1.jsonl.gz": "distill", "pass2.jsonl.gz": "distill_pass2",
+                                             "acceptance.jsonl": "accept_teacher"}, "accept_teacher")
+        accepted = {(r["task_id"], r["pass"]) for r in load_rows(teacher_dir / "acceptance.jsonl", "accept_teacher")
+                    if r["accepted"]}
+        episodes = [{**r, "accepted": (r["task_id"], r["pass"]) in accepted}
+                    for p in ("pass1", "pass2") for r in load_rows(teacher_dir / f"{p}.jsonl.gz", "distill")]
         offered = [r["task_id"] for r in load_rows(teacher_dir / "pass1.jsonl.gz", "distill")]
         tasks_by_id = {t["id"]: t for t in pool}
         variants, notes = build_variants(cfg, pool, offered, teacher_rows(tasks_by_id, episodes), oracle)

@@ -6,10 +6,11 @@
     python scripts/evaluate.py --name oracle
     python scripts/evaluate.py --name B_s0 --adapter runs/B_s0/adapter
 
-Writes results/runs/<name>/episodes.jsonl.gz (every episode with its full transcript and
-verdict) and metrics.json (success and every diagnostic per split and pooled, plus
-efficiency). Interrupted runs resume from results/runs/<name>/episodes.partial.jsonl, unless
-it was written for another model, adapter, decoding or task list.
+Writes results/runs/<name>/episodes.jsonl.gz (every episode's full transcript, no verdict:
+the judge stage scores them) and generation.json (model, backend, adapter, profile,
+splits, efficiency and each episode's latency). Interrupted runs resume from
+results/runs/<name>/episodes.partial.jsonl, unless it was written for another model,
+adapter, decoding or task list.
 """
 from __future__ import annotations
 
@@ -23,15 +24,14 @@ sys.path.insert(0, str(ROOT))
 from tqdm import tqdm  # noqa: E402
 
 from ccl.config import ConfigError, stage_with_models  # noqa: E402
-from ccl.evaluation import EvaluateConfig, efficiency, fingerprint, metrics, run_tasks  # noqa: E402
+from ccl.evaluation import EvaluateConfig, efficiency, fingerprint, run_tasks  # noqa: E402
 from ccl.jsonio import read_jsonl, sha256_file, write_json, write_jsonl  # noqa: E402
 from ccl.models.registry import ModelError  # noqa: E402
 from ccl.policy.base import GenConfig  # noqa: E402
 from ccl.policy.adapters import resolve_adapter  # noqa: E402
 from ccl.policy.load import load_policy  # noqa: E402
 from ccl.resume import ChunkLog  # noqa: E402
-
-BASELINES = ("A_base", "A_fewshot", "teacher", "oracle")
+from ccl.vocabulary import BASELINES  # noqa: E402
 
 
 def adapter_hashes(adapter: Path | None) -> dict[str, str] | None:
@@ -85,17 +85,17 @@ def main(argv: list[str] | None = None) -> int:
     with tqdm(total=len(tasks), initial=sum(log.done(t["id"]) for t in tasks), unit="ep") as bar:
         run = run_tasks(tasks, policy, log, cfg.batch_size, fewshot=args.name == "A_fewshot",
                         progress=bar.update)
-    rows = [log.chunks[t["id"]] for t in tasks]
+    done = [log.chunks[t["id"]] for t in tasks]
+    rows = [d["row"] for d in done]
     write_jsonl(out / "episodes.jsonl.gz", rows)
-    result = {"name": args.name, "profile": profile, "model": None if args.name == "oracle" else model,
+    record = {"name": args.name, "profile": profile, "model": None if args.name == "oracle" else model,
               "backend": None if args.name == "oracle" else backend,
-              "adapter": str(args.adapter) if args.adapter else None,
-              **metrics(rows, cfg.splits), "efficiency": efficiency(rows, run, getattr(policy, "stats", None))}
-    write_json(out / "metrics.json", result)
+              "adapter": str(args.adapter) if args.adapter else None, "splits": list(cfg.splits),
+              "efficiency": efficiency(rows, run, getattr(policy, "stats", None)),
+              "latency_s": {t["id"]: d["latency_s"] for t, d in zip(tasks, done)}}
+    write_json(out / "generation.json", record)
     log.remove()
-    pooled = result["pooled_main"]
-    print(f"evaluate {args.name}: pooled success {pooled['success']:.3f} over {pooled['n']} main-split episodes"
-          if pooled else f"evaluate {args.name}: done")
+    print(f"evaluate {args.name}: {len(rows)} transcripts -> {out / 'episodes.jsonl.gz'} (scored by the judge stage)")
     return 0
 
 

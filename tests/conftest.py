@@ -20,17 +20,19 @@ def smoke_data(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def smoke_distilled(smoke_data):
-    """The smoke data root with the distill stage's output in teacher/ (run once per session)."""
+    """The smoke data root with the teacher stages' output in teacher/ (run once per session):
+    distill (pass 1), distill_pass2 and accept_teacher."""
     root = smoke_data.parent
-    subprocess.run([sys.executable, "scripts/distill.py", "--profile", "smoke", "--data", str(smoke_data),
-                    "--out", str(root / "teacher")], cwd=ROOT, check=True, capture_output=True)
+    for script in ("scripts/distill.py", "scripts/distill_pass2.py", "scripts/accept_teacher.py"):
+        subprocess.run([sys.executable, script, "--profile", "smoke", "--data", str(smoke_data),
+                        "--out", str(root / "teacher")], cwd=ROOT, check=True, capture_output=True)
     return root
 
 
 @pytest.fixture(scope="session")
 def smoke_study(smoke_distilled, tmp_path_factory):
     """A repository-shaped root with the whole smoke chain run once per session:
-    build_sft -> train C_s0 -> evaluate C_s0 and oracle -> analyze. Layout as in the repository
+    build_sft -> train C_s0 -> evaluate and judge C_s0 and oracle -> analyze. Layout as in the repository
     (data/v1, runs, logs, results), so report and site builders run on it with --root."""
     study = tmp_path_factory.mktemp("study")
     data = study / "data" / "v1"
@@ -46,6 +48,7 @@ def smoke_study(smoke_distilled, tmp_path_factory):
     for name, extra in (("C_s0", ["--adapter", str(runs / "C_s0")]), ("oracle", [])):
         run_py("scripts/evaluate.py", "--profile", "smoke", "--name", name, *extra, "--data", str(data / "tasks"),
                "--out", str(results))
+        run_py("scripts/judge.py", "--name", name, "--data", str(data / "tasks"), "--runs", str(results))
     run_py("scripts/analyze.py", "--profile", "smoke", "--runs", str(results), "--out",
            str(study / "results" / "summary.json"))
     return study

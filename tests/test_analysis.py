@@ -11,7 +11,7 @@ import pytest
 
 from ccl.analysis import (COMPARISONS, AlignmentError, AnalyzeConfig, ConfigData, Matrix, RunInput, _ratio_bootstrap,
                           aligned, build_configs, build_summary, by_stratum, catalogue_ablation, cell_seed,
-                          diagnostics, efficiency, group_runs, parse_run_name, pass_k, post_hoc_unseen,
+                          diagnostics, efficiency, group_runs, leniency, parse_run_name, pass_k, post_hoc_unseen,
                           success_by_split)
 from ccl.analysis import paired as paired_table
 from ccl.jsonio import dumps, sha256_file, write_json, write_jsonl
@@ -24,14 +24,14 @@ FAST = AnalyzeConfig(n_resamples=200, n_flips=300)
 def row(task: str, split: str, success, **over) -> dict:
     """One episode row; ``over`` sets task attributes or verdict fields."""
     attrs = {"template": "tpl", "family": "select", "depth": 1, "graph_seen": True, "faults": False}
-    verdict = {"success": bool(success), "reasons": [], "tool_selection": 1.0, "arg_correct": 1.0,
-               "dependency_safe": True, "strict_schema": True, "hallucinated_tools": 0, "unnecessary_calls": 0,
-               "invalid_args": 0, "parse_errors": 0, "permission_violations": 0, "denied_retries": 0,
-               "parallel_ok": None, "turns": 2}
+    verdict = {"success": bool(success), "success_writeup": bool(success), "reasons": [], "strict_reasons": [],
+               "tool_selection": 1.0, "arg_correct": 1.0, "dependency_safe": True, "strict_schema": True,
+               "hallucinated_tools": 0, "unnecessary_calls": 0, "invalid_args": 0, "parse_errors": 0,
+               "permission_violations": 0, "forbidden_attempts": 0, "denied_retries": 0, "parallel_ok": None,
+               "turns": 2}
     for key, value in over.items():
         (attrs if key in attrs else verdict)[key] = value
-    return {"task_id": task, "dataset": split, **attrs, "verdict": verdict, "latency_s": 0.5, "new_tokens": 10,
-            "prompt_tokens": 100, "record": {"messages": ["..."]}}
+    return {"task_id": task, "dataset": split, **attrs, "verdict": verdict}
 
 
 def run(outcomes: dict[str, list], **over) -> list[dict]:
@@ -314,11 +314,11 @@ def _analyze(*args):
 def test_script_end_to_end(tmp_path):
     runs = tmp_path / "results" / "runs"
     for name, rows in BASIC.items():
-        write_jsonl(runs / name / "episodes.jsonl.gz", rows)
+        write_jsonl(runs / name / "verdicts.jsonl.gz", rows)
         write_json(runs / name / "metrics.json", {"model": "m", "backend": "torch", "adapter": None,
                                                  "efficiency": {"peak_mem_gb": 1.0, "gen_tok_per_s": 50.0}})
     write_jsonl(runs / "A_base" / "trials.jsonl.gz", trial_rows({"eval_id": [[1, 0], [1, 1], [0, 0], [0, 0]]}))
-    (runs / "half_done").mkdir()  # a run without episodes.jsonl.gz is not read
+    (runs / "half_done").mkdir()  # a run without verdicts.jsonl.gz is not read
     params = tmp_path / "params.yaml"
     params.write_text("profile: smoke\nanalyze:\n  profiles:\n    smoke: {n_resamples: 300, n_flips: 400}\n")
     out1, out2 = tmp_path / "s1.json", tmp_path / "s2.json"
@@ -330,8 +330,8 @@ def test_script_end_to_end(tmp_path):
     summary = json.loads(out1.read_text())
     assert summary["profile"] == "smoke" and summary["stats"]["n_resamples"] == 300
     assert summary["configs"] == ["A_base", "B"]
-    assert summary["inputs"]["B_s1/episodes.jsonl.gz"] == sha256_file(runs / "B_s1" / "episodes.jsonl.gz")
-    assert set(summary["inputs"]) == {f"{n}/{f}" for n in BASIC for f in ("episodes.jsonl.gz", "metrics.json")} | \
+    assert summary["inputs"]["B_s1/verdicts.jsonl.gz"] == sha256_file(runs / "B_s1" / "verdicts.jsonl.gz")
+    assert set(summary["inputs"]) == {f"{n}/{f}" for n in BASIC for f in ("verdicts.jsonl.gz", "metrics.json")} | \
         {"A_base/trials.jsonl.gz"}
     assert summary["pass_k"]["rows"][0]["pass^2"] == 25.0
     assert summary["success_by_split"]["rows"][1]["eval_id"]["mean"] == 37.5
@@ -344,11 +344,24 @@ def test_script_end_to_end(tmp_path):
 def test_script_errors(tmp_path):
     r = _analyze("--runs", tmp_path / "nothing", "--out", tmp_path / "s.json")
     assert r.returncode == 2 and "nothing" in r.stderr and "evaluate stage" in r.stderr
-    write_jsonl(tmp_path / "runs" / "B_s0" / "episodes.jsonl.gz", BASIC["B_s0"])
-    write_jsonl(tmp_path / "runs" / "B_s1" / "episodes.jsonl.gz", run({"eval_id": [1]}))
+    write_jsonl(tmp_path / "runs" / "B_s0" / "verdicts.jsonl.gz", BASIC["B_s0"])
+    write_jsonl(tmp_path / "runs" / "B_s1" / "verdicts.jsonl.gz", run({"eval_id": [1]}))
     r = _analyze("--runs", tmp_path / "runs", "--out", tmp_path / "s.json")
     assert r.returncode == 2 and "runs B_s0 and B_s1 differ on split eval_id" in r.stderr
     params = tmp_path / "params.yaml"
     params.write_text("profile: cpu\nanalyze: {n_boot: 3}\n")
     r = _analyze("--runs", tmp_path / "runs", "--params", params)
     assert r.returncode == 2 and "n_boot" in r.stderr
+
+
+def test_leniency_table_reports_both_definitions_and_the_paired_gap():
+    # strict: 1 of 4; the write-up's definition: 3 of 4 (two episodes only it counts)
+    rows = [row(f"t{i}", "eval_id", s, success_writeup=w) for i, (s, w) in enumerate([(1, 1), (0, 1), (0, 1), (0, 0)])]
+    configs = build_configs({"B_s0": RunInput(rows)})
+    table = leniency(configs, AnalyzeConfig(n_resamples=200, main_splits=("eval_id",)))
+    by_split = {r["split"]: r for r in table["rows"]}
+    assert set(by_split) == {"eval_id", "all"}
+    r = by_split["eval_id"]
+    assert (r["strict"]["mean"], r["writeup"]["mean"], r["gap"]["mean"]) == (25.0, 75.0, 50.0)
+    assert r["episodes_gap"] == 2 and r["gap"]["n"] == 4
+    assert 0.0 <= r["gap"]["low"] <= 50.0 <= r["gap"]["high"] <= 100.0

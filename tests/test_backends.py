@@ -70,8 +70,14 @@ def test_torch_and_mlx_give_the_same_greedy_action(torch_backend):
 
 
 def evaluate(name, data, out, *extra):
-    return subprocess.run([sys.executable, "scripts/evaluate.py", "--profile", "smoke", "--name", name,
-                           "--data", str(data), "--out", str(out), *extra], cwd=ROOT, capture_output=True, text=True)
+    """The evaluate stage (transcripts), then the judge stage (verdicts, metrics.json) when it succeeded."""
+    r = subprocess.run([sys.executable, "scripts/evaluate.py", "--profile", "smoke", "--name", name,
+                        "--data", str(data), "--out", str(out), *extra], cwd=ROOT, capture_output=True, text=True)
+    if r.returncode == 0:
+        j = subprocess.run([sys.executable, "scripts/judge.py", "--name", name, "--data", str(data), "--runs", str(out)],
+                           cwd=ROOT, capture_output=True, text=True)
+        assert j.returncode == 0, j.stderr[-2000:]
+    return r
 
 
 def test_smoke_evaluation_with_the_embedded_model(smoke_data, tmp_path):
@@ -84,6 +90,10 @@ def test_smoke_evaluation_with_the_embedded_model(smoke_data, tmp_path):
     assert eff["episodes"] == 8 and eff["gen_tokens"] > 0 and eff["peak_mem_gb"] > 0.1
     rows = list(read_jsonl(tmp_path / "A_base" / "episodes.jsonl.gz"))
     assert len(rows) == 8 and all(r["record"]["messages"][0]["role"] == "system" for r in rows)
+    assert all("verdict" not in r and "latency_s" not in r for r in rows)  # transcripts only
+    verdicts = list(read_jsonl(tmp_path / "A_base" / "verdicts.jsonl.gz"))
+    assert [v["task_id"] for v in verdicts] == [r["task_id"] for r in rows]
+    assert m["pooled_main"]["success"] == sum(v["verdict"]["success"] for v in verdicts) / 8
     assert not (tmp_path / "A_base" / "episodes.partial.jsonl").exists()
 
 
@@ -102,15 +112,14 @@ def test_interrupted_evaluation_resumes_without_redoing(smoke_data, tmp_path):
     rows = list(read_jsonl(full / "oracle" / "episodes.jsonl.gz"))
     log = oracle_log(smoke_data, resumed)
     for r in rows[:3]:
-        log.append(r["task_id"], r)
+        log.append(r["task_id"], {"row": r, "latency_s": 0.1})
     with open(log.path, "a") as f:
-        f.write(json.dumps({"chunk": rows[3]["task_id"], "payload": rows[3]})[:50])  # torn by a kill
+        f.write(json.dumps({"chunk": rows[3]["task_id"], "payload": {"row": rows[3]}})[:50])  # torn by a kill
     assert evaluate("oracle", smoke_data, resumed).returncode == 0
     m = json.loads((resumed / "oracle" / "metrics.json").read_text())
     assert (m["efficiency"]["episodes_resumed"], m["efficiency"]["episodes_this_run"]) == (3, 5)
-    again = list(read_jsonl(resumed / "oracle" / "episodes.jsonl.gz"))
-    strip = lambda r: {k: v for k, v in r.items() if k != "latency_s"}  # noqa: E731
-    assert [strip(r) for r in again] == [strip(r) for r in rows]
+    # transcripts hold no timing, so a resumed evaluation writes the same bytes
+    assert (resumed / "oracle" / "episodes.jsonl.gz").read_bytes() == (full / "oracle" / "episodes.jsonl.gz").read_bytes()
     assert m["pooled_main"]["success"] == 1.0 and not log.path.exists()
 
 
@@ -120,7 +129,8 @@ def test_a_partial_log_for_other_tasks_is_discarded_not_mixed_in(smoke_data, tmp
     rows = list(read_jsonl(full / "oracle" / "episodes.jsonl.gz"))
     log = oracle_log(smoke_data, tmp_path / "other", tasks_from=[{"id": r["task_id"]} for r in rows[:2]])
     for r in rows[:2]:
-        log.append(r["task_id"], {**r, "verdict": {**r["verdict"], "success": False}})  # would be wrong here
+        wrong = {**r, "record": {**r["record"], "final": "wrong", "status": "failed"}}  # would be wrong here
+        log.append(r["task_id"], {"row": wrong, "latency_s": 0.1})
     r = evaluate("oracle", smoke_data, tmp_path / "other")
     assert r.returncode == 0 and "discarded a partial log" in r.stdout
     m = json.loads((tmp_path / "other" / "oracle" / "metrics.json").read_text())

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from ccl.distill import (REJECTION_REASONS, DistillConfig, judged_row, pass2_tasks, rejection_reasons,
-                         run_pass)
+from ccl.acceptance import REJECTION_REASONS, judge_pass, pass2_tasks, rejection_reasons
+from ccl.distill import DistillConfig, run_pass
+from ccl.evaluation import transcript_row
 from ccl.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
 from ccl.oracle import OraclePolicy
 from ccl.resume import ChunkLog, chunked
@@ -72,9 +73,12 @@ def test_clean_oracle_episode_is_accepted():
 @pytest.mark.parametrize("reason", REJECTION_REASONS)
 def test_each_flaw_is_rejected_for_exactly_its_reason(reason):
     verdict = replay(TASK, FLAWED[reason])
-    assert rejection_reasons(verdict) == [reason]
-    # every flaw except the wrong answer still "succeeds": the filter is stricter than success
-    assert verdict["success"] is (reason != "not_success")
+    # a dependent call issued before its prerequisite returned also fails strict success
+    expected = ["not_success", reason] if reason == "dependency_unsafe" else [reason]
+    assert rejection_reasons(verdict) == expected
+    # every flaw except the wrong answer "succeeds" by the write-up's definition: the filter is stricter
+    assert verdict["success_writeup"] is (reason != "not_success")
+    assert rejection_reasons(verdict, "success_writeup") == [reason]
 
 
 def test_garbage_output_is_an_ordinary_rejection():
@@ -116,7 +120,8 @@ def test_pass_resumes_from_last_finished_chunk(tmp_path):
     resumed = run_pass(tasks, OraclePolicy(), ChunkLog(log_path, {"x": 1}), cfg, 1)
     assert [json.dumps(r, sort_keys=True) for r in resumed] == [json.dumps(r, sort_keys=True) for r in full]
     assert [r["task_id"] for r in full] == [t["id"] for t in tasks]
-    assert all(r["accepted"] for r in full)
+    assert all(r["pass"] == 1 and "verdict" not in r for r in full)  # transcripts; acceptance is judged apart
+    assert all(r["accepted"] for r in judge_pass({t["id"]: t for t in tasks}, full, "test"))
 
 
 def test_pass2_takes_rejected_tasks_in_pool_order_up_to_the_cap():
@@ -166,19 +171,27 @@ def test_distill_killed_and_rerun_gives_byte_identical_files(smoke_data, smoke_d
     p = run_script(*base, "--out", str(killed))
     out, _ = p.communicate()
     assert p.returncode == 0, out
-    for name in ("pass1.jsonl.gz", "pass2.jsonl.gz"):
-        assert sha256_file(killed / name) == sha256_file(straight / name), name
-    s1, s2 = read_json(straight / "summary.json"), read_json(killed / "summary.json")
-    for key in ("episodes", "accepted", "rejection_reasons", "gen_tokens", "prompt_tokens"):
-        assert s1["passes"]["pass1"][key] == s2["passes"]["pass1"][key]
-    pass1 = list(read_jsonl(straight / "pass1.jsonl.gz"))
-    pass2 = list(read_jsonl(straight / "pass2.jsonl.gz"))
-    assert s1["tasks_offered"] == len(pass1) == 8
-    # pass 2 reruns exactly the tasks pass 1 rejected, and counts in the summary match the files
-    assert [r["task_id"] for r in pass2] == [r["task_id"] for r in pass1 if not r["accepted"]]
-    assert s1["passes"]["pass1"]["accepted"] == sum(r["accepted"] for r in pass1)
-    assert s1["passes"]["pass2"]["episodes"] == len(pass2)
+    assert sha256_file(killed / "pass1.jsonl.gz") == sha256_file(straight / "pass1.jsonl.gz")
     assert not list(killed.glob("*.partial.jsonl"))
+
+
+def test_teacher_stages_split_generation_from_acceptance(smoke_distilled):
+    teacher = smoke_distilled / "teacher"
+    pass1 = list(read_jsonl(teacher / "pass1.jsonl.gz"))
+    pass2 = list(read_jsonl(teacher / "pass2.jsonl.gz"))
+    judged = list(read_jsonl(teacher / "acceptance.jsonl"))
+    s = read_json(teacher / "summary.json")
+    assert s["tasks_offered"] == len(pass1) == 8
+    assert all("verdict" not in r for r in pass1 + pass2)  # transcripts only
+    # pass 2 reruns exactly the tasks pass 1 rejected, and the counts in the summary match the files
+    rejected = [r["task_id"] for r in judged if r["pass"] == 1 and not r["accepted"]]
+    assert [r["task_id"] for r in pass2] == rejected
+    assert s["passes"]["pass1"]["accepted"] == sum(r["accepted"] for r in judged if r["pass"] == 1)
+    assert s["passes"]["pass2"]["episodes"] == len(pass2)
+    assert s["passes"]["pass1"]["gen_tokens"] == sum(r["new_tokens"] for r in pass1) > 0
+    assert s["accepted_tasks_writeup"] >= s["accepted_episodes"]  # strict acceptance only removes
+    assert set(read_json(teacher / "manifest.json")["files"]) == {
+        "pass1.jsonl.gz", "pass1.json", "pass2.jsonl.gz", "pass2.json", "acceptance.jsonl", "summary.json"}
 
 
 # ------------------------------------------------------------ SFT variants
@@ -188,10 +201,7 @@ def fake_teacher_episodes(pool: list[dict]) -> list[dict]:
     for i, task in enumerate(pool):
         policy = OraclePolicy()
         _, ep, _ = next(rollout([task], policy, batch_size=1))
-        row = judged_row(task, ep, 1)
-        if i % 2:
-            row = {**row, "accepted": False, "rejection_reasons": ["not_success"]}
-        rows.append(row)
+        rows.append({**transcript_row(task, ep), "pass": 1, "accepted": not i % 2})
     return rows
 
 
@@ -257,11 +267,12 @@ def make_data_dir(root: Path, variant_inputs) -> Path:
     write_jsonl(data / "tasks" / "train_pool.jsonl", pool)
     write_jsonl(data / "sft" / "oracle_train.jsonl", [oracle[t["id"]] for t in pool])
     teacher = data / "teacher"
-    write_jsonl(teacher / "pass1.jsonl.gz", episodes)
+    write_jsonl(teacher / "pass1.jsonl.gz", [{k: v for k, v in r.items() if k != "accepted"} for r in episodes])
     write_jsonl(teacher / "pass2.jsonl.gz", [])
-    (teacher / "summary.json").write_text("{}\n")
+    write_jsonl(teacher / "acceptance.jsonl", [{"task_id": r["task_id"], "pass": 1, "accepted": r["accepted"]}
+                                                for r in episodes])
     from ccl.manifest import write_manifest
-    write_manifest(teacher, [teacher / "pass1.jsonl.gz", teacher / "pass2.jsonl.gz", teacher / "summary.json"])
+    write_manifest(teacher, [teacher / n for n in ("pass1.jsonl.gz", "pass2.jsonl.gz", "acceptance.jsonl")])
     return data
 
 
@@ -292,7 +303,7 @@ def test_build_sft_names_missing_and_corrupt_teacher_files(tmp_path, variant_inp
     pass2 = data / "teacher" / "pass2.jsonl.gz"
     pass2.write_bytes(gzip.compress(b'{"task_id": "x"}\n'))  # parses, but is not what distill wrote
     r = build_sft(data, tmp_path / "out")
-    assert r.returncode == 2 and "pass2.jsonl.gz: corrupt" in r.stderr and "distill" in r.stderr
+    assert r.returncode == 2 and "pass2.jsonl.gz: corrupt" in r.stderr and "rerun the distill_pass2 stage" in r.stderr
     os.unlink(pass2)
     r = build_sft(data, tmp_path / "out")
     assert r.returncode == 2 and "pass2.jsonl.gz: missing" in r.stderr

@@ -92,3 +92,22 @@ def test_stage_declares_every_module_it_imports(stage, script, deps):
                      if p.name != "__init__.py" or p.parent != ROOT / "ccl")
     missing = [m for m in missing if not covered(ROOT / m, deps)]
     assert not missing, f"dvc.yaml stage {stage} imports but does not declare: {missing}"
+
+
+JUDGING = {"ccl/validate.py", "ccl/answers.py", "ccl/task_facts.py", "ccl/matching.py", "ccl/judging.py",
+           "ccl/acceptance.py"}
+
+
+@pytest.mark.parametrize("stage", ["distill", "train", "evaluate", "evaluate_run"])
+def test_generation_and_training_never_depend_on_the_validator(stage):
+    """A validator change re-judges stored transcripts; it must not regenerate or retrain."""
+    script, deps = next((s, d) for name, s, d in STAGES if name == stage)
+    closure = {p.relative_to(ROOT).as_posix() for p in ccl_closure(ROOT / script)}
+    assert not closure & JUDGING, f"{stage} imports {sorted(closure & JUDGING)}"
+    assert not set(deps) & JUDGING
+
+
+@pytest.mark.parametrize("stage", ["judge", "judge_run", "accept_teacher", "distill_pass2"])
+def test_judging_stages_depend_on_the_validator(stage):
+    _, deps = next((s, d) for name, s, d in STAGES if name == stage)
+    assert {"ccl/validate.py", "ccl/answers.py", "ccl/task_facts.py", "ccl/matching.py"} <= set(deps)

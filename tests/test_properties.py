@@ -36,14 +36,19 @@ def cfg(n: int) -> settings:
 
 # ---------------------------------------------------------------- strategies: text
 KEYS = ["calls", "tool", "name", "args", "arguments", "parameters", "final", "status"]
-scalars = (st.none() | st.booleans() | st.integers(-10**6, 10**6)
-           | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12)
+# integers too large for a float (309+ digits) once crashed the schema check
+huge_ints = st.integers(10**308, 10**400) | st.integers(-(10**400), -(10**308))
+bad_expressions = st.sampled_from(["(-8) ** 0.5", "1e308 * 10", "9" * 400 + " * 9", "10 ** 12 ** 2", "1/0",
+                                   "2 ** 0.5 ** -1", "(" * 40 + "1" + ")" * 40, "nan", "inf - inf"])
+scalars = (st.none() | st.booleans() | st.integers(-10**6, 10**6) | huge_ints
+           | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12) | bad_expressions
            | st.sampled_from(list(STATUSES) + sorted(TOOLS)))
 json_values = st.recursive(
     scalars,
     lambda ch: st.lists(ch, max_size=4) | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=6), ch,
                                                           max_size=4),
     max_leaves=20)
+json_values = json_values | huge_ints | bad_expressions  # also as a whole value
 
 
 @st.composite
@@ -203,7 +208,8 @@ def a_call(draw, task: dict) -> dict:
     canonical = surface.get(name, name if name in TOOLS else None)
     strings, numbers = world_values(task)
     value = (st.sampled_from(strings) | st.sampled_from(numbers or [0]) | st.integers(-5, 500)
-             | st.floats(allow_nan=True, allow_infinity=True) | st.none() | st.booleans()
+             | st.floats(allow_nan=True, allow_infinity=True) | st.none() | st.booleans() | huge_ints
+             | bad_expressions
              | st.lists(st.sampled_from(strings), max_size=3) | st.text(max_size=10))
     if canonical is not None and draw(st.integers(0, 4)) > 0:  # mostly well-formed argument names
         args = {}
@@ -291,8 +297,14 @@ def check_episode_invariants(task: dict, ep: Episode) -> None:
     record = ep.record()
     json.dumps(record)  # plain JSON
     v = validate(task, record)
+    check_verdict(v)
+
+
+def check_verdict(v: dict) -> None:
     assert isinstance(v["success"], bool) and isinstance(v["reasons"], list)
-    assert v["success"] == (v["reasons"] == [])
+    assert v["success_writeup"] == (v["reasons"] == [])
+    assert v["success"] == (v["reasons"] == [] and v["strict_reasons"] == [])
+    assert v["success"] <= v["success_writeup"]  # the strict definition only removes successes
 
 
 # ---------------------------------------------------------------- Episode.step never raises
@@ -326,6 +338,27 @@ def test_step_never_raises_on_random_json():
 
     check()
     assert seen["parse_errors"] > 0 and seen["calls"] > 0, seen
+
+
+def test_step_never_raises_on_arbitrary_argument_values():
+    """Every offered tool called with its own parameter names and arbitrary JSON values
+    (huge integers, NaN, infinities, nesting, expressions that do not evaluate)."""
+    seen = Counter()
+
+    @cfg(300)
+    @given(tasks, st.data())
+    def check(task, data):
+        ep = Episode(task)
+        tool = data.draw(st.sampled_from(task["catalogue"]))
+        params = [p.name for p in TOOLS[tool].params]
+        args = {ep.catalogue.param_alias[tool][p]: data.draw(json_values) for p in params}
+        ep.step(json.dumps({"calls": [{"tool": ep.catalogue.surface(tool), "args": args}]}))
+        ep.step(json.dumps({"final": data.draw(st.text(max_size=40)), "status": "done"}))
+        check_episode_invariants(task, ep)
+        seen[ep.calls[0]["outcome"]] += 1
+
+    check()
+    assert seen["invalid_args"] > 0 and len(seen) > 2, seen
 
 
 def test_step_after_done_is_an_error():
@@ -514,3 +547,27 @@ def test_regression_think_tag_inside_a_json_string_parses():
     text = format_action(action)
     assert json.loads(text) == {"final": action.final, "status": "done"}  # valid, strict JSON
     assert parse_action(text) == (action, None, True)
+
+
+# ---------------------------------------------------------------- validate() never raises on answers
+number_words = st.builds(lambda sign, n, sep: sign + f"{n:,}".replace(",", sep),
+                         st.sampled_from(["", "-", "\u2212", "+"]), st.integers(0, 10**12) | huge_ints,
+                         st.sampled_from([",", " ", "\u202f", "'", "."]))
+answer_text = st.one_of(st.text(max_size=200), number_words,
+                        st.lists(number_words | st.sampled_from(["or", "not", "either", ";", ", ", "and", "EUR",
+                                                                 "$", "was sent", "declined", "\n"])
+                                 | st.text(max_size=8), max_size=30).map(" ".join))
+
+
+def test_validate_never_raises_on_arbitrary_answers():
+    """The oracle's episode of a task with its final answer replaced by arbitrary text."""
+    @cfg(300)
+    @given(tasks, answer_text, st.sampled_from(list(STATUSES)))
+    def check(task, answer, status):
+        from ccl.oracle import OraclePolicy
+        from ccl.runtime import run_episode
+        record = run_episode(task, OraclePolicy()).record()
+        record["final"], record["status"] = answer, status
+        check_verdict(validate(task, record))
+
+    check()

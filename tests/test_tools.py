@@ -1,7 +1,9 @@
 """Tool declarations: schemas derived from signatures, argument validation, tool behaviour."""
 import pytest
 
-from ccl.matching import arg_matches, fact_present, number_forms
+from ccl.answers import fact_present
+from ccl.matching import arg_matches
+from ccl.tasks.base import number_forms
 from ccl.toolkit import ToolError, validate_args
 from ccl.tools import HELD_OUT_TOOLS, TOOLS, evaluate_expression
 from ccl.world import World, empty_state
@@ -105,5 +107,6 @@ def test_number_forms_and_facts():
     assert number_forms(0.9213) == ["0.9213"]
     assert number_forms(15) == ["15", "15.00"]
     assert fact_present(number_forms(1234.5), "That is 1,234.50 EUR.")
-    assert not fact_present(number_forms(0.9213), "about 0.92")
+    assert fact_present(number_forms(0.9213), "about 0.92")  # a rate rounded to 2 decimals
+    assert not fact_present(number_forms(0.9213), "about 0.9")
     assert fact_present(["Sunny"], "It is  SUNNY today")

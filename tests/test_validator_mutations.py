@@ -69,9 +69,16 @@ def clean(task: dict) -> tuple[list[Action], Episode, dict]:
     """The oracle actions and their replayed, validated, successful episode."""
     actions = oracle_actions(task)
     ep, v = replay(task, actions)
-    assert v["success"] is True, v["reasons"]
-    assert v["reasons"] == []
+    assert v["success"] is True, (v["reasons"], v["strict_reasons"])
+    assert v["reasons"] == [] and v["strict_reasons"] == []
     return actions, ep, v
+
+
+def lenient_only(v: dict, reason: str) -> None:
+    """The write-up's definition passes the episode; the strict one fails it for ``reason``."""
+    assert v["success_writeup"] is True and v["reasons"] == [], v["reasons"]
+    assert v["success"] is False
+    assert any(r == reason or r.startswith(reason + ":") for r in v["strict_reasons"]), v["strict_reasons"]
 
 
 def P(task: dict, tool: str, param: str) -> str:
@@ -183,8 +190,8 @@ def test_wrong_status(seed, name, wrong):
     assert v["success"] is False
     assert v["reasons"] == ["status_mismatch"]
     # every other diagnostic is unchanged: only the status moved
-    assert {k: x for k, x in v.items() if k not in ("success", "reasons")} == \
-           {k: x for k, x in v0.items() if k not in ("success", "reasons")}
+    skip = ("success", "success_writeup", "reasons")
+    assert {k: x for k, x in v.items() if k not in skip} == {k: x for k, x in v0.items() if k not in skip}
 
 
 # ---------------------------------------------------------------- (e) missing fact
@@ -289,9 +296,8 @@ def test_made_up_email_in_first_turn(seed, rename):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_guessed_email_in_first_turn(seed):
     """A lucky guess of the right address (first.last@example.com) before it was observed:
-    the call matches the gold call, so dependency_safe is the only signal. The validator's
-    success definition (module docstring) does not include dependency safety, so success
-    stays True; this pins that the diagnostic is separate from success."""
+    the call matches the gold call. The write-up's success does not include dependency
+    safety and passes it; strict success does not (defect class 4)."""
     task = generate_task("ch_contact_email", seed)
     actions, _, _ = clean(task)
     gold_to = task["gold"]["nodes"][1]["args"]["to"]["value"]
@@ -300,7 +306,7 @@ def test_guessed_email_in_first_turn(seed):
     ep, v = replay(task, [calls(actions[0].calls[0], actions[1].calls[0]), actions[2]])
     assert ep.calls[1]["turn"] == 0 and ep.calls[1]["executed"] is True
     assert v["dependency_safe"] is False
-    assert v["success"] is True
+    lenient_only(v, "dependency_unsafe")
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -345,7 +351,7 @@ def test_split_parallel_group(seed):
     ep, v = replay(task, [calls(first[0]), Action(calls=copy.deepcopy(first[1:])), actions[1]])
     assert [c["turn"] for c in ep.calls] == [0] + [1] * (len(first) - 1)
     assert v["parallel_ok"] is False
-    assert v["success"] is True and v["reasons"] == []
+    lenient_only(v, "parallel_split")
     assert v["unnecessary_calls"] == 0
 
 

@@ -74,8 +74,13 @@ def test_pipeline_commands_expand_foreach_stages():
 # ------------------------------------------------------------------ end to end on the smoke study
 def test_report_has_every_table_from_its_artifacts(study_copy, site):
     md = (study_copy / "results" / "report.md").read_text()
-    for name in ("success_by_split", "diagnostics", "paired", "datasets", "leakage", "teacher", "training"):
+    for name in ("success_by_split", "leniency", "diagnostics", "paired", "datasets", "leakage", "teacher",
+                 "training"):
         assert f"<!-- BEGIN:{name} -->" in md and f"<!-- END:{name} -->" in md
+    assert "### 2.1 What counts as success" in md
+    lenient = next(r for r in json.loads((study_copy / "results" / "summary.json").read_text())["leniency"]["rows"]
+                   if r["config"] == "oracle" and r["split"] == "all")
+    assert f"| oracle | all | {fmt_cell(lenient['strict'])} | {fmt_cell(lenient['writeup'])} |" in md
     summary = json.loads((study_copy / "results" / "summary.json").read_text())
     oracle = next(r for r in summary["success_by_split"]["rows"] if r["config"] == "oracle")
     assert f"| oracle | 1 | task | {fmt_cell(oracle['eval_id'])} |" in md
@@ -111,7 +116,7 @@ def test_a_missing_artifact_is_named_with_its_stage(study_copy, tmp_path):
     assert isinstance(art.get("data/v1/teacher/summary.json"), Missing)
     build(root, tmp_path / "site")
     methods = (tmp_path / "site" / "methods.html").read_text()
-    assert "data/v1/teacher/summary.json" in methods and "<code>distill</code> stage" in methods
+    assert "data/v1/teacher/summary.json" in methods and "<code>accept_teacher</code> stage" in methods
 
 
 def test_site_has_stamp_figures_and_traces(site):

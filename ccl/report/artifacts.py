@@ -17,7 +17,7 @@ PRODUCERS: dict[str, tuple[str, str]] = {
     "results/summary.json": ("statistics over every evaluated configuration", "analyze"),
     "data/v1/manifest.json": ("dataset hashes, sizes and composition", "build_datasets"),
     "data/v1/leakage_audit.json": ("train/eval leakage audit", "build_datasets"),
-    "data/v1/teacher/summary.json": ("teacher-generation record", "distill"),
+    "data/v1/teacher/summary.json": ("teacher-generation record", "accept_teacher"),
     "data/v1/variants/variants.json": ("SFT training variants", "build_sft"),
     "logs/stability.jsonl": ("stability-rule record of every training run", "train"),
 }

@@ -35,6 +35,7 @@ def results_facts(summary: dict) -> dict[str, Any]:
                 "significant_worse": sum(r["significant"] and r["diff"] < 0 for r in rs),
                 "diffs": {r["split"]: round(r["diff"], 1) for r in rs}}
 
+    lenient = {r["config"]: r for r in summary["leniency"]["rows"] if r["split"] == "all"}
     stats = summary["stats"]
     top = max((pooled[c]["mean"] for c in trained if pooled.get(c)), default=None)
     best = [c for c in trained if pooled.get(c) and pooled[c]["mean"] == top]  # ties are all named
@@ -45,6 +46,8 @@ def results_facts(summary: dict) -> dict[str, Any]:
         "profile": summary["profile"], "trained": trained, "splits": splits, "best_trained": best,
         "pooled_text": {c: pooled[c]["text"] if pooled.get(c) else "— (not evaluated)"
                         for c in [*BASELINES, *trained]},
+        "writeup_text": {c: _interval(r["writeup"])["text"] for c, r in lenient.items() if r["writeup"]},
+        "gap_episodes": {c: r["episodes_gap"] for c, r in lenient.items()},
         "seeds": summary["seeds_per_config"], "tasks_per_split": tasks_per_split,
         "tasks_pooled": sum(tasks_per_split.values()), "n_split": n_split,
         # half-width of a 95% normal interval for a 50% success rate on one split, in points
@@ -61,6 +64,7 @@ def results_facts(summary: dict) -> dict[str, Any]:
 
 def teacher_facts(s: dict) -> dict[str, Any]:
     return {"model": s["teacher"]["model"], "offered": s["tasks_offered"], "accepted": s["accepted_episodes"],
+            "accepted_writeup": s["accepted_tasks_writeup"],
             "share": round(100 * s["accepted_share_of_tasks"], 1),
             "absent_families": sorted(set(s["offered_by_family"]) - set(s["accepted_by_family"])),
             "wall_min": round(s["wall_s_total"] / 60, 1)}

@@ -119,6 +119,18 @@ def paired_table(art: Artifacts) -> Table:
     return Table("paired", title, cols, rows, [SUMMARY], note=block["note"] + " * = significant after Holm.")
 
 
+def leniency_table(art: Artifacts) -> Table:
+    title = "Success under both definitions: strict (primary) and the write-up's, with the gap"
+    summary = art.get(SUMMARY)
+    if isinstance(summary, Missing):
+        return missing_table("leniency", title, summary)
+    block = summary["leniency"]
+    cols = ["config", "split", "strict", "write-up", "gap (points)", "episodes only the write-up counts"]
+    rows = [[r["config"], r["split"], fmt_cell(r["strict"]), fmt_cell(r["writeup"]), fmt_cell(r["gap"]),
+             str(r["episodes_gap"])] for r in block["rows"]]
+    return Table("leniency", title, cols, rows, [SUMMARY], note=block["note"])
+
+
 # ------------------------------------------------------------------ methods tables (data, teacher, runs)
 def datasets_table(art: Artifacts) -> Table:
     title = "Datasets (v1): every task pool and training file"
@@ -165,15 +177,15 @@ def teacher_table(art: Artifacts) -> Table:
     s = art.get(src)
     if isinstance(s, Missing):
         return missing_table("teacher", title, s)
-    cols = ["pass", "decoding", "episodes", "accepted", "rate", "rejection reasons", "prompt / generated tokens",
-            "wall"]
+    cols = ["pass", "decoding", "episodes", "accepted", "rate", "accepted by the write-up's definition",
+            "rejection reasons", "prompt / generated tokens", "wall"]
     rows = []
     for name, p in s["passes"].items():
         d = p["decoding"]
         dec = "greedy" if not d["temperature"] else f"T {d['temperature']}, top-p {d['top_p']}, seed {d['seed']}"
         rate = "—" if p["acceptance_rate"] is None else f"{100 * p['acceptance_rate']:.1f}%"
         rows.append([name, f"{dec}; {d['max_new_tokens']} tokens/turn", str(p["episodes"]), str(p["accepted"]),
-                     rate, composition(p["rejection_reasons"]),
+                     rate, str(p["accepted_writeup"]), composition(p["rejection_reasons"]) or "none",
                      f"{p['prompt_tokens']:,} / {p['gen_tokens']:,}", f"{p['wall_s']:,.0f} s"])
     t = s["teacher"]
     note = (f"Teacher {t['model']} ({t['upstream']}, {t['license']}) on {t['backend']}, revision {t['revision']}. "
@@ -205,7 +217,8 @@ def training_table(art: Artifacts) -> Table:
 def all_tables(art: Artifacts) -> dict[str, Table]:
     """Every table the report and the site use, by marker name."""
     tables = [
-        summary_table(art, "success_by_split", "Workflow success (%) by split"),
+        summary_table(art, "success_by_split", "Workflow success (%, strict) by split"),
+        leniency_table(art),
         summary_table(art, "diagnostics", "Diagnostics, main splits pooled"),
         paired_table(art),
         summary_table(art, "post_hoc_unseen_excluding", "Post hoc: eval_unseen without flagged templates"),

@@ -11,7 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..jsonio import atomic_write_bytes, read_jsonl
+from ..jsonio import atomic_write_bytes, read_json, read_jsonl
 
 TASK_FIELDS = ("request", "role", "approvals", "expected_status", "family", "template", "depth", "today")
 
@@ -29,13 +29,14 @@ def _prompt_ref(text: str, prompts: dict[str, str]) -> str:
     return h
 
 
-def slim_episode(row: dict, prompts: dict[str, str]) -> dict:
+def slim_episode(row: dict, verdict: dict, latency: float | None, prompts: dict[str, str]) -> dict:
+    """One transcript row with its verdict (both definitions) and latency, system prompt by hash."""
     rec = row["record"]
     messages = [{"role": m["role"], "prompt": _prompt_ref(m["content"], prompts)} if m["role"] == "system"
                 else {"role": m["role"], "content": m["content"]} for m in rec["messages"]]
     calls = [{k: c.get(k) for k in ("turn", "tool", "args", "outcome", "observation")} for c in rec["calls"]]
     return {"task_id": row["task_id"], "split": row["dataset"], "family": row["family"], "template": row["template"],
-            "depth": row["depth"], "verdict": row["verdict"], "latency_s": row.get("latency_s"),
+            "depth": row["depth"], "verdict": verdict, "latency_s": latency,
             "messages": messages, "calls": calls, "final": rec["final"], "status": rec["status"],
             "end_reason": rec["end_reason"], "effects": rec["effects"]}
 
@@ -45,9 +46,14 @@ def export_traces(runs_dir: Path, tasks_dir: Path, out: Path) -> dict:
     prompts: dict[str, str] = {}
     index: dict[str, dict] = {}
     wanted: set[str] = set()
-    for episodes in sorted(runs_dir.glob("*/episodes.jsonl.gz")):
-        name = episodes.parent.name
-        rows = [slim_episode(r, prompts) for r in read_jsonl(episodes)]
+    for verdicts in sorted(runs_dir.glob("*/verdicts.jsonl.gz")):
+        folder = verdicts.parent
+        name = folder.name
+        judged = {r["task_id"]: r["verdict"] for r in read_jsonl(verdicts)}
+        gen = folder / "generation.json"
+        latency = read_json(gen).get("latency_s", {}) if gen.is_file() else {}
+        rows = [slim_episode(r, judged[r["task_id"]], latency.get(r["task_id"]), prompts)
+                for r in read_jsonl(folder / "episodes.jsonl.gz")]
         wanted |= {r["task_id"] for r in rows}
         atomic_write_bytes(out / f"{name}.js", _js("traces", name, rows))
         index[name] = {"episodes": len(rows), "success": sum(bool(r["verdict"]["success"]) for r in rows),

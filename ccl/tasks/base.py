@@ -18,7 +18,6 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..matching import number_forms
 from ..toolkit import ToolError
 from ..tools import TOOLS
 from ..world import (CITIES, CODE_WORDS, CONDITIONS, CURRENCIES, FILE_KINDS, FILE_TOPICS,
@@ -92,6 +91,25 @@ def resolve(path: list, results: dict[str, Any]) -> Any:
         else:
             cur = cur[step]
     return cur
+
+
+def number_forms(x: float) -> list[str]:
+    """Accepted spellings of a number in an answer.
+
+    The number as observed (shortest form), with thousands separators, and for
+    money-like values (at most 2 decimals) also with exactly 2 decimals:
+    1234.5 -> ["1,234.5", "1,234.50", "1234.5", "1234.50"].
+    """
+    x = round(float(x), 6)
+    if x == int(x):
+        forms = {str(int(x)), f"{int(x):,}"}
+    else:
+        plain = repr(x)
+        intpart, frac = plain.split(".")
+        forms = {plain, f"{int(intpart):,}.{frac}" if not intpart.startswith("-") else plain}
+    if round(x, 2) == x:
+        forms |= {f"{x:.2f}", f"{x:,.2f}"}
+    return sorted(forms)
 
 
 class Builder:

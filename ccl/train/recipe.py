@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..config import ConfigError, register
-from ..variants import VARIANTS
+from ..vocabulary import VARIANTS
 
 
 @register

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..evaluation import peak_memory_gb
+from ..resources import peak_memory_gb
 from ..jsonio import atomic_write_bytes, dumps, read_jsonl, sha256_file, write_json
 from ..manifest import write_manifest
 from .errors import Diverged, TrainingError

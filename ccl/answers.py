@@ -1,0 +1,247 @@
+"""Reading a final answer: numbers as values, facts with word boundaries, clauses.
+
+The validator asks two kinds of question about an answer: does it contain a required
+fact (both success definitions), and does it state that fact cleanly (the strict one:
+no competing value, no hedge, no negation, each parallel value beside its own entity,
+the right currency). This module answers them from plain text; it knows nothing about
+tasks. Nothing here raises on any input text.
+
+Numbers are parsed, not matched as substrings: ``160`` and ``-16`` do not contain the
+fact 16, and ``16`` inside ``ORD-16`` or ``x16`` is no number at all. Accepted forms:
+ASCII or Unicode minus, thousands separators (``1,234`` ``1 234`` ``1'234`` and the
+narrow and no-break spaces), comma decimals where unambiguous (``12,5`` ``0,8734``;
+a comma followed by exactly three digits is a thousands separator, the English
+reading), and ``1.234,56`` where both marks occur (the last one is the decimal mark).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+_MINUS = "-\u2212\u2012\u2013"  # hyphen-minus, minus sign, figure dash, en dash
+_GROUP = ",\u00a0\u202f\u2009' "  # thousands separators; a plain space only in strict 3-digit groups
+_NUMBER_RE = re.compile(
+    rf"(?P<sign>[{_MINUS}])?(?P<body>\d{{1,3}}(?:[{_GROUP}.]\d{{3}})+(?:[.,]\d+)?(?!\d)|\d+(?:[.,]\d+)?(?!\d))")
+_WORDISH = re.compile(r"[^\W_]|_")  # letters, digits, underscore
+
+
+@dataclass(frozen=True)
+class Number:
+    value: float
+    decimals: int  # digits written after the decimal mark
+    start: int
+    end: int
+
+
+def _body_value(body: str) -> tuple[float, int] | None:
+    """Value and written decimals of a number body, or None if it is not a well-formed number."""
+    marks = [c for c in body if not c.isdigit()]
+    if not marks:
+        return float(body), 0
+    last = max(body.rfind("."), body.rfind(","))
+    has_both = "." in marks and "," in marks
+    tail = body[last + 1:]
+    if has_both or (body[last] == "," and len(tail) != 3) or (body[last] == "." and marks.count(".") == 1):
+        intpart, frac = body[:last], tail  # the last mark is the decimal mark
+    else:
+        intpart, frac = body, ""  # only grouping marks
+    digits = re.sub(r"\D", "", intpart)
+    groups = re.split(r"\D", intpart)
+    if len(groups) > 1 and (len(groups[0]) > 3 or any(len(g) != 3 for g in groups[1:])):
+        return None  # grouping marks not in threes: not a number we can read
+    if len({c for c in intpart if not c.isdigit()}) > 1:
+        return None  # two different grouping marks
+    try:
+        value = float(f"{digits}.{frac}" if frac else digits)
+    except (ValueError, OverflowError):
+        return None
+    return (value, len(frac)) if math.isfinite(value) else None
+
+
+def numbers(text: str) -> list[Number]:
+    """Every number written in ``text`` (not digits that are part of a word or an identifier)."""
+    out = []
+    for m in _NUMBER_RE.finditer(text):
+        start = m.start()
+        before = text[start - 1] if start else ""
+        if m.group("sign"):
+            # "ORD-16", "9-5": a dash glued to a word or number is no minus sign
+            if before and (_WORDISH.match(before) or before in "."):
+                start = m.start("body")
+                before = text[start - 1]
+                if before in _MINUS and start >= 2 and (_WORDISH.match(text[start - 2]) or text[start - 2] in "."):
+                    continue  # the digits belong to an identifier such as ORD-16
+        elif before and (_WORDISH.match(before) or before == "."):
+            continue
+        if before == ":" and start >= 2 and text[start - 2].isdigit():
+            continue  # minutes of a clock time (16:35)
+        after = text[m.end()] if m.end() < len(text) else ""
+        if after and _WORDISH.match(after):
+            continue  # "16a", "16th": part of a word
+        if after == ":" and text[m.end() + 1:m.end() + 2].isdigit():
+            continue  # hours of a clock time
+        parsed = _body_value(m.group("body"))
+        if parsed is None:
+            continue
+        value, decimals = parsed
+        if start < m.start("body"):
+            value = -value
+        out.append(Number(value, decimals, start, m.end()))
+    return out
+
+
+def parse_number(text: str) -> float | None:
+    """The value of ``text`` if it is exactly one number (surrounding space allowed)."""
+    found = numbers(text.strip())
+    if len(found) == 1 and found[0].start == 0 and found[0].end == len(text.strip()):
+        return found[0].value
+    return None
+
+
+def number_matches(written: Number, fact: float, fact_decimals: int) -> bool:
+    """Does a number written in an answer state the fact's value?
+
+    Values with at most two decimals (money, counts, temperatures) must match to the cent.
+    A value with more decimals (exchange rates carry four) may also be written rounded to
+    two or more decimals that keep at least two significant digits: 0.87 states 0.8734,
+    0.9 does not, and 0.001 does not state 0.0007.
+    """
+    if fact_decimals <= 2:
+        return math.isclose(written.value, fact, rel_tol=1e-9, abs_tol=0.005)
+    if math.isclose(written.value, fact, rel_tol=1e-12, abs_tol=1e-12):
+        return True
+    significant = len(f"{abs(written.value):.{written.decimals}f}".replace(".", "").lstrip("0"))
+    if written.decimals < 2 or written.decimals >= fact_decimals or significant < 2:
+        return False
+    return math.isclose(round(fact, written.decimals), written.value, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def fact_decimals(value: float) -> int:
+    text = repr(round(value, 6))
+    return 0 if text.endswith(".0") or "." not in text else len(text.split(".")[1])
+
+
+# ---------------------------------------------------------------- text facts
+def norm(text: str) -> str:
+    """Case, spacing and typographic apostrophes ignored; every span in this module indexes this form."""
+    return " ".join(text.replace("\u2019", "'").split()).casefold()
+
+
+def text_spans(needle: str, text: str) -> list[tuple[int, int]]:
+    """Where ``needle`` occurs in ``text`` as a whole token run (case and spacing ignored).
+
+    The match may not continue a word on either side: "shipped" is not in "unshipped",
+    ORD-1234 is not in ORD-12345, and a@x.com is not in ba@x.com.
+    """
+    n, t = norm(needle), norm(text)
+    if not n:
+        return []
+    pattern = r"(?<![\w@])(?<!\w[-.])" + re.escape(n) + r"(?![\w@])(?![-.]\w)"
+    return [m.span() for m in re.finditer(pattern, t)]
+
+
+def number_spans(value: float, text: str) -> list[tuple[int, int]]:
+    d = fact_decimals(value)
+    return [(n.start, n.end) for n in numbers(norm(text)) if number_matches(n, value, d)]
+
+
+def fact_value(alternatives: list[str]) -> float | None:
+    """A fact whose spellings are all one number is compared as that number."""
+    values = {parse_number(a) for a in alternatives}
+    if len(values) == 1 and None not in values:
+        return values.pop()
+    return None
+
+
+def fact_spans(alternatives: list[str], answer: str) -> list[tuple[int, int]]:
+    """Occurrences of a required fact (a list of accepted spellings) in the normalised answer."""
+    value = fact_value(alternatives)
+    if value is not None:
+        return number_spans(value, answer)
+    return sorted({s for alt in alternatives for s in text_spans(alt, answer)})
+
+
+def fact_present(alternatives: list[str], answer: str) -> bool:
+    return bool(fact_spans(alternatives, answer))
+
+
+def mentions(value: str | float, answer: str) -> bool:
+    """Does the answer state this value (a number by value, text as a whole token run)?"""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return bool(number_spans(float(value), answer))
+    return bool(text_spans(str(value), answer))
+
+
+# ---------------------------------------------------------------- clauses
+_SENTENCE_RE = re.compile(r"[;\n]|(?<=[.!?])\s+")
+_CLAUSE_RE = re.compile(r",\s+|\s+(?:and|but|while|whereas)\s+")
+
+
+def clauses(text: str) -> list[list[tuple[int, int]]]:
+    """The normalised answer cut into sentences (``;``, newline, end punctuation), each cut
+    into clauses (``, `` and conjunctions); spans index the normalised text."""
+    t = norm(text)
+    out = []
+    start = 0
+    for m in list(_SENTENCE_RE.finditer(t)) + [None]:
+        end = m.start() if m else len(t)
+        sentence, pos = [], start
+        for c in list(_CLAUSE_RE.finditer(t, start, end)) + [None]:
+            cend = c.start() if c else end
+            sentence.append((pos, cend))
+            pos = c.end() if c else end
+        out.append(sentence)
+        start = m.end() if m else len(t)
+    return out
+
+
+_NEGATION_RE = re.compile(r"(?:\bnot|n't|\bnever|\bno longer|\bno)\s+(?:[^\s,;.]+\s+)?$")
+_HEDGE_RE = re.compile(r"\b(?:or|either|maybe|perhaps|possibly|probably|might|unsure|not sure|uncertain)\b")
+
+
+def negated(span: tuple[int, int], answer: str) -> bool:
+    """The fact is preceded by a negation within two words ("is not shipped", "isn't 16")."""
+    return bool(_NEGATION_RE.search(norm(answer)[:span[0]]))
+
+
+def clause_of(span: tuple[int, int], answer: str) -> tuple[int, int]:
+    for sentence in clauses(answer):
+        for c in sentence:
+            if c[0] <= span[0] < max(c[1], c[0] + 1):
+                return c
+    return span
+
+
+def hedged(span: tuple[int, int], answer: str) -> bool:
+    """The clause stating the fact offers an alternative or doubts it ("shipped or delivered")."""
+    lo, hi = clause_of(span, answer)
+    return bool(_HEDGE_RE.search(norm(answer)[lo:hi]))
+
+
+def attributed(value_spans: list[tuple[int, int]], own: list[tuple[int, int]],
+               others: list[tuple[int, int]], answer: str) -> bool:
+    """Does some occurrence of a value stand with its own entity and no other?
+
+    The value's clause must name its entity and no other entity; a clause naming none
+    borrows from its one neighbour in the same sentence that names an entity (both
+    neighbours naming entities is ambiguous, and fails).
+    """
+    def inside(spans, c):
+        return any(c[0] <= s[0] and s[1] <= c[1] for s in spans)
+
+    for sentence in clauses(answer):
+        for i, c in enumerate(sentence):
+            if not inside(value_spans, c):
+                continue
+            scope = c
+            if not inside(own, c) and not inside(others, c):
+                named = [n for n in (sentence[i - 1] if i else None,
+                                     sentence[i + 1] if i + 1 < len(sentence) else None)
+                         if n is not None and (inside(own, n) or inside(others, n))]
+                if len(named) != 1:
+                    continue
+                scope = named[0]
+            if inside(own, scope) and not inside(others, scope):
+                return True
+    return False

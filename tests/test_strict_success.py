@@ -1,0 +1,266 @@
+"""Strict success, one hand-made episode per defect class of the write-up's definition.
+
+Each test replays the oracle's turns with one change (a call added, dropped or moved, or
+the final answer rewritten), so the runtime really executes what is judged. Most show the
+flip: the write-up's definition still passes the episode, the strict one fails it and names
+the reason. Fact-boundary bugs fail under both definitions (they are bugs under any
+reading), and the last group shows answers a person accepts are accepted.
+Defect classes follow the strict-success issue: 1 no-tool tasks, 2 facts, 3 calls that
+returned nothing, 4 dependency order and parallel turns, 5 forbidden attempts, 6 crashes,
+7 unchecked answers and unrequested actions, 8 false negatives.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from test_validator_mutations import P, T, calls, clean, final, lenient_only, replay, with_args
+
+from ccl.runtime import Episode
+from ccl.tasks import generate_task
+from ccl.validate import validate
+from ccl.world import CODE_WORDS, ORDER_STATUSES
+
+SEEDS = range(4)
+
+
+def answer_of(actions) -> str:
+    return actions[-1].final
+
+
+def with_final(task: dict, text: str, status: str | None = None) -> dict:
+    actions, _, _ = clean(task)
+    _, v = replay(task, actions[:-1] + [final(text, status or task["expected_status"])])
+    return v
+
+
+# ---------------------------------------------------------------- 1 no-tool tasks
+@pytest.mark.parametrize("seed", SEEDS)
+def test_tool_call_on_a_no_tool_task(seed):
+    task = generate_task("term_no_lookup", seed)
+    actions, _, _ = clean(task)
+    oid = re.search(r"ORD-\d+", task["request"]).group(0)
+    look = calls({"tool": T(task, "get_order"), "args": {P(task, "get_order", "order_id"): oid}})
+    ep, v = replay(task, [look] + actions)
+    assert ep.calls[0]["outcome"] == "ok"
+    lenient_only(v, "calls_on_no_tool_task")
+
+
+@pytest.mark.parametrize("name", ["term_no_lookup", "term_smalltalk"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_no_tool_answer_that_only_repeats_the_request(name, seed):
+    task = generate_task(name, seed)
+    lenient_only(with_final(task, task["request"]), "echoes_request")
+    lenient_only(with_final(task, ""), "echoes_request")
+
+
+# ---------------------------------------------------------------- 2 facts
+def weather_task(seed: int) -> tuple[dict, int, str]:
+    task = generate_task("sel_weather", seed)
+    city = task["gold"]["nodes"][0]["args"]["city"]["value"]
+    w = task["world"]["weather"][city]
+    return task, w["temperature_c"], w["condition"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_number_facts_have_boundaries_under_both_definitions(seed):
+    seed = [s for s in range(100) if weather_task(s)[1] > 0][seed]
+    task, t, cond = weather_task(seed)
+    for wrong in (f"{t}0", f"-{t}", f"\u2212{t}", f"1{t}", f"{t}.5", f"ORD-{t}", f"x{t}"):
+        v = with_final(task, f"It is {wrong}°C and {cond}.")
+        assert v["success_writeup"] is False and v["success"] is False, wrong
+        assert v["reasons"] == ["missing_fact"], wrong
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_text_facts_have_boundaries(seed):
+    task = generate_task("ch_order_customer", seed)
+    email = task["required_facts"][0][0]
+    for wrong in ("x" + email, email + "x", email.replace("@", "1@")):
+        assert with_final(task, f"Their email is {wrong}.")["reasons"] == ["missing_fact"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_hedged_negated_and_enumerated_statuses(seed):
+    task = generate_task("sel_order_status", seed)
+    oid = task["gold"]["nodes"][0]["args"]["order_id"]["value"]
+    status = task["world"]["orders"][oid]["status"]
+    other = next(s for s in ORDER_STATUSES if s != status)
+    lenient_only(with_final(task, f"Order {oid} is either {status} or {other}."), "hedged_fact")
+    lenient_only(with_final(task, f"Order {oid} is not {status}."), "negated_fact")
+    lenient_only(with_final(task, f"Order {oid}: {', '.join(ORDER_STATUSES)}."), "competing_value")
+    assert with_final(task, f"Order {oid} is {status}.")["success"] is True
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_enumerating_code_words_or_tools(seed):
+    task = generate_task("ch_deep2", seed)
+    lenient_only(with_final(task, "The code word is one of: " + ", ".join(CODE_WORDS) + "."), "competing_value")
+    task = generate_task("term_capability", seed, pool="eval")
+    surfaces = [T(task, t) for t in task["catalogue"]]
+    lenient_only(with_final(task, "Any of these: " + ", ".join(surfaces) + "."), "competing_value")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_swapped_parallel_values(seed):
+    task = generate_task("par_orders", seed)
+    oids = [n["args"]["order_id"]["value"] for n in task["gold"]["nodes"]]
+    statuses = [task["world"]["orders"][o]["status"] for o in oids]
+    right = "; ".join(f"{o} is {s}" for o, s in zip(oids, statuses)) + "."
+    assert with_final(task, right)["success"] is True
+    swapped = "; ".join(f"{o} is {s}" for o, s in zip(oids, statuses[1:] + statuses[:1])) + "."
+    lenient_only(with_final(task, swapped), "fact_not_attributed")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_wrong_currency_next_to_the_right_amount(seed):
+    task = generate_task("ch_order_fx", seed, pool="eval")
+    actions, _, _ = clean(task)
+    dst = task["gold"]["nodes"][1]["args"]["to_currency"]["value"]
+    other = next(c for c in ("USD", "EUR", "GBP", "JPY") if c != dst)
+    lenient_only(with_final(task, answer_of(actions).replace(dst, other)), "wrong_currency")
+
+
+# ---------------------------------------------------------------- 3 calls that returned nothing
+@pytest.mark.parametrize("seed", SEEDS)
+def test_timed_out_call_never_retried(seed):
+    task = generate_task("rec_weather_timeout", seed)
+    actions, _, _ = clean(task)
+    assert len(actions) == 3  # call (times out), retry, final
+    ep, v = replay(task, [actions[0], actions[2]])
+    assert [c["outcome"] for c in ep.calls] == ["timeout"]
+    lenient_only(v, "gold_call_unanswered")
+
+
+# ---------------------------------------------------------------- 4 order (see also test_validator_mutations:
+# test_guessed_email_in_first_turn and test_split_parallel_group)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_guessed_order_of_a_parallel_fan_in(seed):
+    task = generate_task("par_contacts_event", seed, pool="eval")
+    actions, _, _ = clean(task)
+    assert len(actions) == 3  # both lookups, then the event, then the answer
+    ep, v = replay(task, [calls(*actions[0].calls, *actions[1].calls), actions[2]])
+    assert all(c["outcome"] == "ok" for c in ep.calls)
+    lenient_only(v, "dependency_unsafe")
+
+
+# ---------------------------------------------------------------- 5 forbidden attempts
+@pytest.mark.parametrize("seed", SEEDS)
+def test_forbidden_attempt_with_bad_arguments(seed):
+    task = generate_task("perm_delete_viewer", seed)
+    actions, _, _ = clean(task)
+    attempt = calls({"tool": T(task, "delete_file"), "args": {P(task, "delete_file", "file_id"): 42}})
+    ep, v = replay(task, [attempt] + actions)
+    assert ep.calls[0]["outcome"] == "invalid_args"  # the schema check runs before the role check
+    assert v["permission_violations"] == 0 and v["forbidden_attempts"] == 1
+    lenient_only(v, "forbidden_attempt")
+
+
+# ---------------------------------------------------------------- 6 crashes
+def test_huge_integer_argument_is_an_invalid_argument():
+    task = generate_task("ch_order_fx", 0, pool="eval")
+    ep = Episode(task)
+    ep.step('{"calls": [{"tool": "%s", "args": {"%s": %s, "%s": "USD", "%s": "EUR"}}]}' % (
+        T(task, "convert_currency"), P(task, "convert_currency", "amount"), "9" * 400,
+        P(task, "convert_currency", "from_currency"), P(task, "convert_currency", "to_currency")))
+    assert ep.calls[0]["outcome"] == "invalid_args"
+    ep.step(json.dumps({"final": "1" * 400, "status": "done"}))
+    assert validate(task, ep.record())["success"] is False
+
+
+@pytest.mark.parametrize("expression", ["(-8) ** 0.5", "1e308 * 10", "9" * 330 + " * 9"])
+def test_expressions_that_do_not_evaluate_are_judged(expression):
+    task = generate_task("sel_calc", 0)
+    ep = Episode(task)
+    ep.step(json.dumps({"calls": [{"tool": T(task, "calculate"), "args": {"expression": expression}}]}))
+    ep.step(json.dumps({"final": "inf", "status": "done"}))
+    v = validate(task, ep.record())
+    assert v["success"] is False and v["arg_correct"] == 0.0
+
+
+# ---------------------------------------------------------------- 7 answers and unrequested actions
+@pytest.mark.parametrize("seed", SEEDS)
+def test_blocked_task_whose_answer_claims_the_email_was_sent(seed):
+    task = generate_task("appr_email_denied", seed)
+    v = with_final(task, "Done, your email has been sent.")
+    lenient_only(v, "claims_action")
+    assert "outcome_not_stated" in v["strict_reasons"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_refused_task_whose_answer_claims_the_deletion(seed):
+    lenient_only(with_final(generate_task("perm_delete_viewer", seed), "I deleted the file for you."),
+                 "claims_action")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_failed_task_whose_answer_repeats_the_request(seed):
+    task = generate_task("rec_order_missing", seed)
+    v = with_final(task, task["request"])
+    lenient_only(v, "echoes_request")
+    assert "outcome_not_stated" in v["strict_reasons"]
+
+
+def test_unrequested_email_inside_a_weather_question():
+    task = generate_task("sel_weather", 2)
+    assert "send_email" in task["catalogue"]
+    actions, _, _ = clean(task)
+    mail = calls({"tool": T(task, "send_email"), "args": {P(task, "send_email", "to"): "a.b@example.com",
+                                                          P(task, "send_email", "subject"): "Hi",
+                                                          P(task, "send_email", "body"): "Hello"}})
+    ep, v = replay(task, [mail] + actions)
+    assert ep.calls[0]["outcome"] == "approval_denied"  # the scripted approver declined it
+    lenient_only(v, "unrequested_action")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_refund_a_cent_short_is_not_in_full(seed):
+    task = generate_task("perm_refund_agent", seed, pool="eval")
+    actions, _, _ = clean(task)
+    refund = actions[1].calls[0]
+    amount_key = P(task, "issue_refund", "amount")
+    short = with_args(refund, **{amount_key: round(refund["args"][amount_key] - 0.01, 2)})
+    _, v = replay(task, [actions[0], calls(short), actions[2]])
+    assert v["success_writeup"] is False and v["success"] is False
+    assert "gold_call_missing:n1" in v["reasons"]
+
+
+# ---------------------------------------------------------------- 8 forms a person accepts
+def test_unicode_minus_is_a_minus():
+    seed = next(s for s in range(200) if weather_task(s)[1] < 0)
+    task, t, cond = weather_task(seed)
+    assert with_final(task, f"It is \u2212{-t}°C and {cond}.")["success"] is True
+    assert with_final(task, f"It is {-t}°C and {cond}.")["reasons"] == ["missing_fact"]
+
+
+def fx_task(min_rate: float) -> tuple[dict, float]:
+    for seed in range(200):
+        task = generate_task("sel_fx", seed)
+        n = task["gold"]["nodes"][0]["args"]
+        fx = task["world"]["fx"]
+        rate = round(fx[n["quote"]["value"]] / fx[n["base"]["value"]], 4)
+        if rate >= min_rate and round(rate, 2) != rate:
+            return task, rate
+    raise AssertionError("no such task")
+
+
+def test_rate_rounded_to_two_decimals_and_comma_decimals():
+    task, rate = fx_task(0.1)
+    assert with_final(task, f"The rate is {rate:.2f}.")["success"] is True
+    assert with_final(task, f"The rate is {rate:.2f}.".replace(".", ",", 1))["success"] is True
+    assert with_final(task, f"The rate is {rate:.1f}.")["reasons"] == ["missing_fact"]
+
+
+def test_thousands_separators_and_comma_decimals_for_money():
+    for seed in range(200):
+        task = generate_task("args_fx_symbols", seed, pool="eval")
+        actions, _, _ = clean(task)
+        m = re.search(r"is (\d+\.?\d*) ([A-Z]{3})", answer_of(actions))
+        if m and float(m.group(1)) >= 1000:
+            break
+    value, ccy = float(m.group(1)), m.group(2)
+    for form in (f"{value:,.2f}", f"{value:,.2f}".replace(",", " ").replace(".", ","),
+                 f"{value:,.2f}".replace(",", "\u202f")):
+        assert with_final(task, f"That is {form} {ccy}.")["success"] is True, form
+    assert with_final(task, f"That is {value + 0.01:.2f} {ccy}.")["reasons"] == ["missing_fact"]
