@@ -92,10 +92,12 @@
     pane.appendChild(el("p", "config " + state.config + " · split " + e.split + " · family " + e.family +
       " · role " + (task.role || "?") + " · expected status " + (task.expected_status || "?") +
       " · scripted approvals " + JSON.stringify(task.approvals || {})));
-    const v = el("p", (e.verdict.success ? "SUCCESS" : "FAILURE") + " · ended by " + e.end_reason +
-      " · status " + e.status, "verdict " + (e.verdict.success ? "ok" : "fail"));
+    const v = el("p", (e.verdict.success ? "SUCCESS" : "FAILURE") + " (strict) · " +
+      (e.verdict.success_writeup ? "success" : "failure") + " by the write-up's definition · ended by " +
+      e.end_reason + " · status " + e.status, "verdict " + (e.verdict.success ? "ok" : "fail"));
     v.id = "verdict"; pane.appendChild(v);
-    if (e.verdict.reasons && e.verdict.reasons.length) pane.appendChild(el("p", "reasons: " + e.verdict.reasons.join("; ")));
+    if (e.verdict.reasons && e.verdict.reasons.length) pane.appendChild(el("p", "reasons (both definitions): " + e.verdict.reasons.join("; ")));
+    if (e.verdict.strict_reasons && e.verdict.strict_reasons.length) pane.appendChild(el("p", "strict-only reasons: " + e.verdict.strict_reasons.join("; ")));
     pane.appendChild(el("h3", "Messages"));
     const msgs = el("div"); msgs.id = "messages";
     for (const m of e.messages) msgs.appendChild(messageBox(m));
@@ -105,7 +107,7 @@
     pane.appendChild(el("h3", "Final answer"));
     pane.appendChild(el("pre", e.final === null ? "(none)" : e.final));
     pane.appendChild(el("h3", "Diagnostics"));
-    const diag = Object.assign({}, e.verdict); delete diag.reasons;
+    const diag = Object.assign({}, e.verdict); delete diag.reasons; delete diag.strict_reasons;
     pane.appendChild(kvTable(diag));
   }
 
