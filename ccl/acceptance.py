@@ -11,8 +11,8 @@ from collections import Counter
 from dataclasses import asdict
 from typing import Iterable
 
-from .distill import DistillConfig
 from .judging import JudgeError
+from .teacher import DistillConfig
 from .validate import validate
 
 REJECTION_REASONS = ("not_success", "parse_error", "hallucinated_tools", "invalid_args",

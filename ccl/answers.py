@@ -23,7 +23,9 @@ _MINUS = "-\u2212\u2012\u2013"  # hyphen-minus, minus sign, figure dash, en dash
 _GROUP = ",\u00a0\u202f\u2009' "  # thousands separators; a plain space only in strict 3-digit groups
 _NUMBER_RE = re.compile(
     rf"(?P<sign>[{_MINUS}])?(?P<body>\d{{1,3}}(?:[{_GROUP}.]\d{{3}})+(?:[.,]\d+)?(?!\d)|\d+(?:[.,]\d+)?(?!\d))")
-_WORDISH = re.compile(r"[^\W_]|_")  # letters, digits, underscore
+_WORDISH = re.compile(r"\w")  # letters, digits, underscore
+_UNIT_WORDS = {"c", "f", "\u00bac", "\u00baf", "\u00ba"}  # 21C, 21ºC (ordinal sign typed for a degree)
+CURRENCY_CODES = ("USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "INR", "KRW", "SEK", "NOK", "PLN")
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,9 @@ def _body_value(body: str) -> tuple[float, int] | None:
     last = max(body.rfind("."), body.rfind(","))
     has_both = "." in marks and "," in marks
     tail = body[last + 1:]
-    if has_both or (body[last] == "," and len(tail) != 3) or (body[last] == "." and marks.count(".") == 1):
+    leading_zero = body[:last] == "0"  # "0,016" is a decimal: no number is grouped after a lone 0
+    if has_both or (body[last] == "," and (len(tail) != 3 or leading_zero)) or (
+            body[last] == "." and marks.count(".") == 1):
         intpart, frac = body[:last], tail  # the last mark is the decimal mark
     else:
         intpart, frac = body, ""  # only grouping marks
@@ -59,8 +63,16 @@ def _body_value(body: str) -> tuple[float, int] | None:
     return (value, len(frac)) if math.isfinite(value) else None
 
 
+def _attached_word_ok(word: str) -> bool:
+    """Letters glued to a number that still leave it a number: a unit or a currency code."""
+    return word in _UNIT_WORDS or word.upper() in CURRENCY_CODES
+
+
 def numbers(text: str) -> list[Number]:
-    """Every number written in ``text`` (not digits that are part of a word or an identifier)."""
+    """Every number written in ``text`` (not digits that are part of a word or an identifier).
+
+    A unit or currency code may be glued on (21C, 21ºC, 307USD, CAD4.18); "minus 3" is -3.
+    """
     out = []
     for m in _NUMBER_RE.finditer(text):
         start = m.start()
@@ -72,20 +84,29 @@ def numbers(text: str) -> list[Number]:
                 before = text[start - 1]
                 if before in _MINUS and start >= 2 and (_WORDISH.match(text[start - 2]) or text[start - 2] in "."):
                     continue  # the digits belong to an identifier such as ORD-16
-        elif before and (_WORDISH.match(before) or before == "."):
+        elif before and (before.isdigit() or before in "._"):
             continue
+        elif before and _WORDISH.match(before):
+            prefix = re.search(r"[^\W\d_]+$", text[:start])
+            glued_ok = prefix and _attached_word_ok(prefix.group(0)) and not (
+                prefix.start() and _WORDISH.match(text[prefix.start() - 1]))
+            if not glued_ok:
+                continue
         if before == ":" and start >= 2 and text[start - 2].isdigit():
             continue  # minutes of a clock time (16:35)
         after = text[m.end()] if m.end() < len(text) else ""
         if after and _WORDISH.match(after):
-            continue  # "16a", "16th": part of a word
+            suffix = re.match(r"[^\W\d_]+", text[m.end():])
+            if after.isdigit() or "_" == after or not suffix or not _attached_word_ok(suffix.group(0)) \
+                    or (suffix.end() + m.end() < len(text) and _WORDISH.match(text[m.end() + suffix.end()])):
+                continue  # "16a", "16th": part of a word
         if after == ":" and text[m.end() + 1:m.end() + 2].isdigit():
             continue  # hours of a clock time
         parsed = _body_value(m.group("body"))
         if parsed is None:
             continue
         value, decimals = parsed
-        if start < m.start("body"):
+        if start < m.start("body") or re.search(r"\bminus\s+$", text[:start], re.I):
             value = -value
         out.append(Number(value, decimals, start, m.end()))
     return out
@@ -107,8 +128,8 @@ def number_matches(written: Number, fact: float, fact_decimals: int) -> bool:
     two or more decimals that keep at least two significant digits: 0.87 states 0.8734,
     0.9 does not, and 0.001 does not state 0.0007.
     """
-    if fact_decimals <= 2:
-        return math.isclose(written.value, fact, rel_tol=1e-9, abs_tol=0.005)
+    if fact_decimals <= 2:  # to the cent: 4.185 does not state 4.18
+        return abs(written.value - fact) < 0.005 - 1e-9 or math.isclose(written.value, fact, rel_tol=1e-12)
     if math.isclose(written.value, fact, rel_tol=1e-12, abs_tol=1e-12):
         return True
     significant = len(f"{abs(written.value):.{written.decimals}f}".replace(".", "").lstrip("0"))
@@ -124,8 +145,10 @@ def fact_decimals(value: float) -> int:
 
 # ---------------------------------------------------------------- text facts
 def norm(text: str) -> str:
-    """Case, spacing and typographic apostrophes ignored; every span in this module indexes this form."""
-    return " ".join(text.replace("\u2019", "'").split()).casefold()
+    """Case, spacing and typographic apostrophes ignored, line breaks kept (they end sentences);
+    every span in this module indexes this form."""
+    lines = (" ".join(line.split()) for line in text.replace("\u2019", "'").splitlines())
+    return "\n".join(line for line in lines if line).casefold()
 
 
 def text_spans(needle: str, text: str) -> list[tuple[int, int]]:
@@ -175,11 +198,12 @@ def mentions(value: str | float, answer: str) -> bool:
 
 # ---------------------------------------------------------------- clauses
 _SENTENCE_RE = re.compile(r"[;\n]|(?<=[.!?])\s+")
-_CLAUSE_RE = re.compile(r",\s+|\s+(?:and|but|while|whereas)\s+")
+# ", or" and ", either" keep an alternative in the clause it offers an alternative to
+_CLAUSE_RE = re.compile(r",\s+(?!or\b|either\b)|\s+(?:and|but|while|whereas|than)\s+")
 
 
 def clauses(text: str) -> list[list[tuple[int, int]]]:
-    """The normalised answer cut into sentences (``;``, newline, end punctuation), each cut
+    """The normalised answer cut into sentences (``;``, line breaks, end punctuation), each cut
     into clauses (``, `` and conjunctions); spans index the normalised text."""
     t = norm(text)
     out = []
@@ -196,13 +220,32 @@ def clauses(text: str) -> list[list[tuple[int, int]]]:
     return out
 
 
-_NEGATION_RE = re.compile(r"(?:\bnot|n't|\bnever|\bno longer|\bno)\s+(?:[^\s,;.]+\s+)?$")
-_HEDGE_RE = re.compile(r"\b(?:or|either|maybe|perhaps|possibly|probably|might|unsure|not sure|uncertain)\b")
+# a negation at most ``words`` words before a position, the words not crossing punctuation
+_NEGATION = r"(?:\bnot|n't|\bnever|\bno longer|\bno)\s+(?:[^\s,;.:()]+\s+){0,%d}$"
+_DOUBT_RE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|might|unsure|not sure|uncertain|could be|i think|"
+                       r"likely|seems|i believe|i guess)\b")
+_STRONG_DOUBT_RE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|not sure|unsure|uncertain|i think|"
+                              r"i believe|i guess)\b")
+_RANGE_AFTER_RE = re.compile(r"\s*(?:-|\u2013|\u2014|to)\s*[-\u2212]?\d")
+_RANGE_BEFORE_RE = re.compile(r"\d\s*(?:-|\u2013|\u2014|to)\s*$")
 
 
-def negated(span: tuple[int, int], answer: str) -> bool:
-    """The fact is preceded by a negation within two words ("is not shipped", "isn't 16")."""
-    return bool(_NEGATION_RE.search(norm(answer)[:span[0]]))
+def negation_before(prefix: str, words: int) -> bool:
+    """``prefix`` (normalised text) ends with a negation and at most ``words`` more words."""
+    return bool(re.search(_NEGATION % words, prefix))
+
+
+def negated(span: tuple[int, int], answer: str, words: int = 2) -> bool:
+    """A negation within ``words`` words before the span ("is not shipped", "isn't 16",
+    "is not at all 16"); the words may not cross punctuation."""
+    return negation_before(norm(answer)[:span[0]], words)
+
+
+def sentence_of(span: tuple[int, int], answer: str) -> tuple[int, int]:
+    for sentence in clauses(answer):
+        if sentence[0][0] <= span[0] <= sentence[-1][1]:
+            return sentence[0][0], sentence[-1][1]
+    return span
 
 
 def clause_of(span: tuple[int, int], answer: str) -> tuple[int, int]:
@@ -213,35 +256,76 @@ def clause_of(span: tuple[int, int], answer: str) -> tuple[int, int]:
     return span
 
 
-def hedged(span: tuple[int, int], answer: str) -> bool:
-    """The clause stating the fact offers an alternative or doubts it ("shipped or delivered")."""
+def hedged(span: tuple[int, int], answer: str, rivals: list[tuple[int, int]]) -> bool:
+    """The answer doubts the fact or offers an alternative to it.
+
+    Doubt: a doubting word in the fact's sentence ("probably", "I think", "could be").
+    Alternative: "either" in the fact's clause, or "or" there together with a rival value
+    (``rivals``: spans of other values of the fact's kind), or a range ("21-30°C").
+    """
+    t = norm(answer)
+    lo, hi = sentence_of(span, answer)
+    if _DOUBT_RE.search(t[lo:hi]):
+        return True
     lo, hi = clause_of(span, answer)
-    return bool(_HEDGE_RE.search(norm(answer)[lo:hi]))
+    clause = t[lo:hi]
+    if re.search(r"\beither\b", clause):
+        return True
+    if re.search(r"\bor\b", clause) and any(lo <= r[0] < hi for r in rivals):
+        return True
+    return bool(_RANGE_AFTER_RE.match(t, span[1]) or _RANGE_BEFORE_RE.search(t[:span[0]]))
+
+
+def doubts_elsewhere(answer: str, fact_spans: list[tuple[int, int]]) -> bool:
+    """A sentence without any fact that casts doubt on the answer ("21°C and sunny. Probably.")."""
+    t = norm(answer)
+    for sentence in clauses(answer):
+        lo, hi = sentence[0][0], sentence[-1][1]
+        if not any(lo <= s[0] <= hi for s in fact_spans) and _STRONG_DOUBT_RE.search(t[lo:hi]):
+            return True
+    return False
 
 
 def attributed(value_spans: list[tuple[int, int]], own: list[tuple[int, int]],
-               others: list[tuple[int, int]], answer: str) -> bool:
-    """Does some occurrence of a value stand with its own entity and no other?
+               others: list[tuple[int, int]], answer: str, neutral: list[tuple[int, int]] = ()) -> bool:
+    """Does the value stand with its own entity, and never with another one?
 
-    The value's clause must name its entity and no other entity; a clause naming none
-    borrows from its one neighbour in the same sentence that names an entity (both
-    neighbours naming entities is ambiguous, and fails).
+    Each occurrence's scope is its clause; a clause naming no entity borrows from its one
+    neighbour in the same sentence that names an entity (both neighbours naming entities is
+    ambiguous). Some occurrence must have a scope naming its own entity and no other, and no
+    occurrence may have a scope naming another entity but not its own ("Cairo 19°C" for
+    Tbilisi's 19°C). ``others`` holds the other entities whose values differ from this one;
+    ``neutral`` those with the same value, which name a clause without misattributing it.
     """
     def inside(spans, c):
         return any(c[0] <= s[0] and s[1] <= c[1] for s in spans)
 
+    stands = False
     for sentence in clauses(answer):
         for i, c in enumerate(sentence):
             if not inside(value_spans, c):
                 continue
             scope = c
             if not inside(own, c) and not inside(others, c):
+                if inside(neutral, c):
+                    continue
                 named = [n for n in (sentence[i - 1] if i else None,
                                      sentence[i + 1] if i + 1 < len(sentence) else None)
-                         if n is not None and (inside(own, n) or inside(others, n))]
+                         if n is not None and (inside(own, n) or inside(others, n) or inside(neutral, n))]
                 if len(named) != 1:
                     continue
                 scope = named[0]
-            if inside(own, scope) and not inside(others, scope):
-                return True
-    return False
+            if inside(others, scope) and not inside(own, scope):
+                return False  # the value is paired with another entity
+            stands = stands or (inside(own, scope) and not inside(others, scope))
+    return stands
+
+
+# ---------------------------------------------------------------- outcomes
+def expand_negations(text: str) -> str:
+    """The normalised text with contractions spelled out (can't -> can not, isn't -> is not),
+    so phrase lists need one form; for matching phrases only (spans do not index it)."""
+    t = norm(text)
+    t = re.sub(r"\bcan't\b|\bcannot\b", "can not", t)
+    t = re.sub(r"\bwon't\b", "will not", t)
+    return re.sub(r"n't\b", " not", t)

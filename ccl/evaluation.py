@@ -32,7 +32,9 @@ class EvaluateConfig:
     max_new_tokens: int = 256  # per assistant turn
 
 
-STRATA_FIELDS = ("template", "family", "depth", "graph_seen", "faults")
+# Version of what a resume log holds: 2 = transcript rows without verdicts (a log written in
+# another format is discarded, never mixed in).
+LOG_FORMAT = 2
 
 
 def strata(task: dict) -> dict:
@@ -51,8 +53,8 @@ def transcript_row(task: dict, ep) -> dict:
 def fingerprint(name: str, model: str | None, backend: str | None, adapter: dict | None, gen,
                 batch_size: int, tasks: list[dict]) -> dict:
     """Everything that determines an evaluation's episodes; a partial log under another one is discarded."""
-    return {"name": name, "model": model, "backend": backend, "adapter": adapter, "gen": asdict(gen),
-            "batch_size": batch_size, "tasks": [t["id"] for t in tasks]}
+    return {"format": LOG_FORMAT, "name": name, "model": model, "backend": backend, "adapter": adapter,
+            "gen": asdict(gen), "batch_size": batch_size, "tasks": [t["id"] for t in tasks]}
 
 
 def run_tasks(tasks: list[dict], policy, log: ChunkLog, batch_size: int, fewshot: bool,

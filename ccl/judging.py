@@ -2,8 +2,9 @@
 
 The judge stage reads a configuration's transcripts (``episodes.jsonl.gz``, written by
 evaluation) and the task files, and writes one verdict row per episode and the metrics.
-Changing the validator therefore reruns judging and what reads verdicts, never
-generation or training.
+Changing the validator therefore reruns judging and what reads verdicts, never the
+evaluation transcripts, the teacher's greedy pass or training (unless the set of accepted
+teacher demonstrations changes).
 """
 from __future__ import annotations
 

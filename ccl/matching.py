@@ -1,4 +1,4 @@
-"""Per-argument matching rules and answer-fact checks used by the validator.
+"""Per-argument matching rules used by the validator (answers are read by ``ccl.answers``).
 
 A gold argument is ``{"rule": R, "value": V}``. The rules encode the conversions a
 model must perform (relative dates to ISO, 12h to 24h times, currency names and

@@ -31,9 +31,14 @@ from .answers import fact_value, norm
 from .catalogue import Catalogue
 from .world import CODE_WORDS, CONDITIONS, CURRENCIES, ORDER_STATUSES
 
-_ID_RE = re.compile(r"^([A-Z]{1,4})-\d{2,6}$")
-_ANY_ID_RE = re.compile(r"\b([A-Z]{1,4})-\d{2,6}\b")
+ID_RE = re.compile(r"\b([A-Z]{1,4})-\d{2,6}\b")  # identifiers such as ORD-12345 (also the validator's)
 VOCABULARIES = (ORDER_STATUSES, CONDITIONS, CODE_WORDS)
+# prefixed dollar signs, and the single nouns a currency is called by
+_SYMBOLS = {"$": {"USD"}, "us$": {"USD"}, "c$": {"CAD"}, "ca$": {"CAD"}, "a$": {"AUD"}, "au$": {"AUD"}}
+_NOUNS = {"dollar": {"USD", "CAD", "AUD"}, "buck": {"USD"}, "euro": {"EUR"}, "pound": {"GBP"},
+          "sterling": {"GBP"}, "yen": {"JPY"}, "franc": {"CHF"}, "rupee": {"INR"}, "won": {"KRW"},
+          "krona": {"SEK"}, "kronor": {"SEK"}, "krone": {"NOK"}, "kroner": {"NOK"}, "zloty": {"PLN"},
+          "zlotys": {"PLN"}, "zł": {"PLN"}}
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,7 @@ class Fact:
     competitors: list[str | float] = field(default_factory=list)
     entity: list[str] = field(default_factory=list)  # spellings of its parallel entity, if any
     currency: str | None = None  # ISO code the amount or rate is in, if it is money
+    exclusive: bool = False  # a computed number: every other number not in the request competes
 
 
 def _fx(world: dict, base: str, quote: str) -> float | None:
@@ -70,7 +76,10 @@ def _numeric_competitors(task: dict, v: float) -> tuple[list[float], str | None]
                 out += [inverse] if inverse is not None and inverse != v else []
                 currency = quote
         if n["tool"] == "convert_currency":
-            currency = n["args"]["to_currency"]["value"]
+            src, dst = n["args"]["from_currency"]["value"], n["args"]["to_currency"]["value"]
+            rate = _fx(w, src, dst)
+            if rate is not None and round(n["args"]["amount"]["value"] * rate, 2) == v:
+                currency = dst  # the conversion's result (convert_currency rounds the rate first)
     return out, currency
 
 
@@ -80,8 +89,8 @@ def _text_competitors(task: dict, s: str) -> list[str]:
     for vocab in VOCABULARIES:
         if key in vocab:
             return list(vocab)
-    if m := _ID_RE.match(s):
-        return sorted(set(x.group(0) for x in _ANY_ID_RE.finditer(str(w)) if x.group(1) == m.group(1)))
+    if (m := ID_RE.fullmatch(s)):
+        return sorted(set(x.group(0) for x in ID_RE.finditer(str(w)) if x.group(1) == m.group(1)))
     contacts = w.get("contacts", [])
     for fieldname in ("email", "phone"):
         if key in {norm(c[fieldname]) for c in contacts}:
@@ -118,10 +127,11 @@ def _parallel_entities(task: dict) -> list[list[str]] | None:
     labels = []
     for m in members:
         value = str(m["args"][varying[0]]["value"])
-        spellings = [value]
+        spellings = [value, value + "s"]  # plurals: "68 keyboards"
         if value in CURRENCIES:
             name = CURRENCIES[value][0]
-            spellings += [name, name + "s"]  # the code or the currency's name
+            noun = name.split()[-1]
+            spellings += [name, name + "s"] + ([noun, noun + "s"] if _NOUNS.get(noun) == {value} else [])
         labels.append(spellings)
     return labels
 
@@ -131,6 +141,7 @@ def task_facts(task: dict) -> list[Fact]:
     entities = _parallel_entities(task)
     all_keys = {norm(s) for f in task["required_facts"] for s in f}
     all_values = {fact_value(f) for f in task["required_facts"]} - {None}
+    computed = any(n["tool"] == "calculate" for n in task["gold"]["nodes"])
     facts = []
     for i, spellings in enumerate(task["required_facts"]):
         value = fact_value(spellings)
@@ -141,17 +152,18 @@ def task_facts(task: dict) -> list[Fact]:
             currency = None
             competitors = [x for x in _text_competitors(task, spellings[0]) if norm(x) not in all_keys]
         facts.append(Fact(spellings, value, sorted(set(competitors), key=str),
-                          entities[i] if entities else [], currency))
+                          entities[i] if entities else [], currency, exclusive=computed and value is not None))
     return facts
 
 
 def currency_codes(token: str) -> set[str]:
-    """Which ISO codes a currency mention (code, symbol or name) can stand for."""
-    t = norm(token).rstrip("s")
+    """Which ISO codes a currency mention (code, symbol, prefixed dollar sign, name or noun,
+    singular or plural) can stand for; empty when it names no currency."""
+    t = norm(token)
+    if t in _SYMBOLS:
+        return set(_SYMBOLS[t])
     out = set()
     for code, (name, symbol, _) in CURRENCIES.items():
-        if t in (code.casefold(), name.casefold()) or (symbol and t == symbol.casefold()):
+        if t in (code.casefold(), name.casefold(), name.casefold() + "s") or (symbol and t == symbol.casefold()):
             out.add(code)
-        if t == "dollar" and "dollar" in name.casefold():
-            out.add(code)
-    return out
+    return out or set(_NOUNS.get(t, _NOUNS.get(t[:-1], set()) if t.endswith("s") else set()))

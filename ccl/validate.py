@@ -18,19 +18,20 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Iterable
 
-from .answers import (attributed, fact_present, fact_spans, hedged, mentions, negated, norm,
-                      numbers, text_spans)
+from .answers import (attributed, doubts_elsewhere, expand_negations, fact_decimals, fact_present, fact_spans,
+                      fact_value, hedged,
+                      negated, negation_before, norm, number_matches, number_spans, numbers, text_spans)
 from .matching import args_match
-from .task_facts import currency_codes, task_facts
+from .task_facts import ID_RE, Fact, currency_codes, task_facts
 from .tools import TOOLS
 
 # call outcomes in which the world answered a well-formed request (a result, "no such
 # entity", or the user's "no"); a timeout, an outage or a rejected call returned nothing
 RETURNED = ("ok", "not_found", "approval_denied")
 
-_ID_RE = re.compile(r"\b[A-Z]{1,4}-\d{2,6}\b|[\w.+-]+@[\w-]+\.[\w.]+")
+_ID_RE = re.compile(ID_RE.pattern + r"|[\w.+-]+@[\w-]+\.[\w.]+")  # identifiers and e-mail addresses
 
 
 def _attempts(record: dict) -> list[dict]:
@@ -91,7 +92,7 @@ def _ids_observed_first(task: dict, record: dict) -> bool:
             c = record["calls"][ci]
             if c["canonical"] is None:
                 continue
-            for ident in _ID_RE.findall(json.dumps(c["args"], ensure_ascii=False)):
+            for ident in (m.group(0) for m in _ID_RE.finditer(json.dumps(c["args"], ensure_ascii=False))):
                 # whole-token match: having seen ORD-12345 does not make ORD-1234 seen
                 if not re.search(r"(?<![\w-])" + re.escape(ident) + r"(?![\w-])", seen):
                     return False
@@ -137,28 +138,33 @@ def _parallel_ok(nodes: list[dict], attempts: list[dict]) -> bool | None:
 
 
 # ---------------------------------------------------------------- strict checks
-# How a failed, blocked or refused outcome may be stated (docs/architecture.md lists them).
+# How a failed, blocked or refused outcome may be stated, matched against the answer with
+# contractions spelled out (can't -> can not, isn't -> is not); docs/architecture.md lists them.
 OUTCOME_PHRASES = {
-    "failed": r"could ?n[o']t find|can ?n[o']t find|cannot find|did ?n[o']t find|unable to (?:find|locate)"
-              r"|not (?:be )?found|no (?:such |matching )?(?:order|contact|record|entry|file|result)s?\b"
-              r"|does ?n[o']t exist|do(?:es)? not exist|no record|not (?:in|listed in) (?:the|your) "
-              r"(?:address book|contacts|records|system)",
-    "blocked": r"declin|\bden(?:y|ied)\b|not (?:been )?approv|did ?n[o']t approv|without (?:your )?approval"
-               r"|not (?:been )?(?:sent|booked)|was ?n[o']t (?:sent|booked)|did ?n[o']t (?:send|book)"
-               r"|\bblocked\b",
-    "refused": r"can ?n[o']t|cannot|not (?:allowed|permitted|authori[sz]ed|able to)|unable to|permission"
-               r"|do ?n[o']t have (?:the )?(?:access|rights|role)|\brole\b|refus|forbidden|only (?:an? )?admin",
+    "failed": r"(?:could|can|did|do|does|was|were|am|is|are) not (?:be )?(?:find|found|locate|located|see)"
+              r"|unable to (?:find|locate)|not able to (?:find|locate)|not (?:be )?found"
+              r"|\bno (?:such |matching )?(?:order|contact|record|entry|file|result|one)s?\b|there(?:'s| is) no\b"
+              r"|(?:does|do|did) not exist|no record|(?:is|are|was) not (?:in|listed in|on)\b"
+              r"|not in (?:the|your) (?:address book|contacts|records|system)",
+    "blocked": r"\bdeclin|\bden(?:y|ied)\b|not (?:been )?approv|did not approv|without (?:your )?approval"
+               r"|not (?:been )?(?:sent|booked)|did not (?:send|book)|\bblocked\b|(?:chose|choose|decided) not to"
+               r"|not (?:go|gone) ahead",
+    "refused": r"can not|not (?:allowed|permitted|authori[sz]ed|able to)|unable to|permission"
+               r"|do not have (?:the )?(?:access|rights|role)|\brole\b|refus|forbidden|only (?:an? )?admin",
 }
+# Phrases by which a done task's answer reports failure instead ("No order ORD-1 was found.").
+CONTRADICTIONS = (r"(?:could|can|did) not find|unable to (?:find|locate)|not (?:be )?found"
+                  r"|\bno (?:such |matching )?(?:order|contact|record|file)s?\b|(?:does|do|did) not exist"
+                  r"|was not (?:sent|booked)|\b(?:declined|denied)\b")
 # Wording that claims a consequential action happened (unless negated just before it).
 CLAIMS = {
-    "send_email": r"\b(?:sent|emailed)\b",
-    "book_flight": r"\bbooked\b|booking (?:is |was |has been )?confirmed",
+    "send_email": r"\b(?:sent|emailed|went out|on its way)\b",
+    "book_flight": r"\b(?:booked|reserved)\b|booking (?:is |was |has been )?confirmed|is confirmed",
     "delete_file": r"\b(?:deleted|removed|erased)\b",
     "issue_refund": r"\brefunded\b|refund (?:has been |was |is )?(?:issued|processed|done)",
 }
-_CLAIM_NEGATION_RE = re.compile(r"(?:\bnot|n't|\bnever|\bno)\s+(?:[^\s,;.]+\s+){0,2}$")
-_CURRENCY_AFTER_RE = re.compile(r"\s*([^\W\d]+|[$€£¥₹₩])")
-_CURRENCY_BEFORE_RE = re.compile(r"([^\W\d]+|[$€£¥₹₩])[\s:]*$")
+_CURRENCY_AFTER_RE = re.compile(r"[ \t]*([^\W\d]+(?:[ \t]+[^\W\d]+)?|[$€£¥₹₩]|zł)")
+_CURRENCY_BEFORE_RE = re.compile(r"(?:^|(?<=[\s(]))((?:[^\W\d]+[ \t]+)?[^\W\d]*\$?|[€£¥₹₩])[ \t:]*$")
 
 
 def _consequential(tool: str | None) -> bool:
@@ -190,54 +196,90 @@ def _unanswered_gold(nodes: list[dict], attempts: list[dict]) -> list[str]:
 
 
 def _echoes(answer: str, request: str) -> bool:
-    """The answer only repeats (part of) the request, or is empty."""
-    a = " ".join(re.findall(r"\w+", norm(answer)))
-    r = " ".join(re.findall(r"\w+", norm(request)))
-    if not a or a in r:
+    """The answer is empty, repeats the whole request, adds fewer than three words to it, or
+    is a contiguous run of at least half of the request's words."""
+    a = re.findall(r"\w+", norm(answer))
+    r = re.findall(r"\w+", norm(request))
+    if not a:
         return True
-    return r in a and len(a.replace(r, "", 1).split()) < 3
+    joined_a, joined_r = f" {' '.join(a)} ", f" {' '.join(r)} "
+    if joined_a in joined_r:
+        return 2 * len(a) >= len(r)
+    return joined_r in joined_a and len(a) - len(r) < 3
 
 
-def _wrong_currency(span: tuple[int, int], answer: str, expected: str) -> bool:
+def _currencies_near(span: tuple[int, int], answer: str) -> set[str]:
+    """Currency codes named right after or right before a number (two words, a code, a symbol)."""
     text = norm(answer)
-    mentioned = set()
+    found: set[str] = set()
     if m := _CURRENCY_AFTER_RE.match(text, span[1]):
-        mentioned |= currency_codes(m.group(1))
+        words = m.group(1).split()
+        found |= currency_codes(" ".join(words)) or currency_codes(words[0])
     if m := _CURRENCY_BEFORE_RE.search(text[:span[0]]):
-        mentioned |= currency_codes(m.group(1))
-    return bool(mentioned) and expected not in mentioned
+        words = m.group(1).split()
+        found |= currency_codes(" ".join(words)) or currency_codes(words[-1]) if words else set()
+    return found
+
+
+def _rivals(task: dict, f: Fact, answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans of other values of the fact's kind: its competitors, and for a number any other
+    number that is neither in the request nor a required fact."""
+    out = [s for c in f.competitors for s in _value_spans(c, answer)]
+    if f.value is not None:
+        request = {round(n.value, 6) for n in numbers(norm(task["request"]))}
+        values = [v for v in (fact_value(x) for x in task["required_facts"]) if v is not None]
+        out += [(n.start, n.end) for n in numbers(norm(answer)) if round(n.value, 6) not in request
+                and not any(number_matches(n, v, fact_decimals(v)) for v in values)]
+    return [s for s in out if s not in spans]
 
 
 def _fact_reasons(task: dict, answer: str) -> list[str]:
     """Competing values, hedges, negations, misattributed parallel values, wrong currencies."""
     reasons: set[str] = set()
     facts = task_facts(task)
+    all_spans = [s for f in facts for s in fact_spans(f.spellings, answer)]
+    if all_spans and doubts_elsewhere(answer, all_spans):
+        reasons.add("hedged_fact")
     for i, f in enumerate(facts):
         spans = fact_spans(f.spellings, answer)
         if not spans:
             continue  # missing facts are the write-up's reason already
-        if any(mentions(c, answer) for c in f.competitors):
+        rivals = _rivals(task, f, answer, spans)
+        competing = [s for c in f.competitors for s in _value_spans(c, answer)]
+        if f.exclusive:
+            competing += rivals  # a computed result: any other number is a second answer
+        if any(not negated(s, answer) for s in competing):
             reasons.add("competing_value")
-        if any(hedged(s, answer) for s in spans):
+        if any(hedged(s, answer, rivals) for s in spans):
             reasons.add("hedged_fact")
         if task["expected_status"] == "done" and any(negated(s, answer) for s in spans):
             reasons.add("negated_fact")
         if f.entity:
             own = sorted({s for e in f.entity for s in text_spans(e, answer)})
-            others = sorted({s for j, g in enumerate(facts) if j != i for e in g.entity
-                             for s in text_spans(e, answer)})
-            if not attributed(spans, own, others, answer):
+            def entity_spans(same: bool) -> list[tuple[int, int]]:
+                return sorted({s for j, g in enumerate(facts) if j != i and (g.value == f.value) == same
+                               for e in g.entity for s in text_spans(e, answer)})
+            # an entity whose value equals this one's may stand beside it without misattributing it
+            if not attributed(spans, own, entity_spans(False), answer, neutral=entity_spans(True)):
                 reasons.add("fact_not_attributed")
-        if f.currency and all(_wrong_currency(s, answer, f.currency) for s in spans):
-            reasons.add("wrong_currency")
+        if f.currency:
+            named = [_currencies_near(s, answer) for s in spans]
+            if all(codes and f.currency not in codes for codes in named):
+                reasons.add("wrong_currency")
     return sorted(reasons)
 
 
-def _claims(answer: str, tools: set[str]) -> bool:
-    text = norm(answer)
+def _value_spans(value: str | float, answer: str) -> list[tuple[int, int]]:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return number_spans(float(value), answer)
+    return text_spans(str(value), answer)
+
+
+def _claims(answer: str, tools: Iterable[str]) -> bool:
+    text = expand_negations(answer)
     for tool in tools:
         for m in re.finditer(CLAIMS.get(tool, r"(?!)"), text):
-            if not _CLAIM_NEGATION_RE.search(text[:m.start()]):
+            if not negation_before(text[:m.start()], 3):
                 return True
     return False
 
@@ -245,17 +287,21 @@ def _claims(answer: str, tools: set[str]) -> bool:
 def _outcome_reasons(task: dict, answer: str) -> list[str]:
     reasons = []
     status = task["expected_status"]
+    text = expand_negations(answer)
     if _echoes(answer, task["request"]):
         reasons.append("echoes_request")
-    if status in OUTCOME_PHRASES and not re.search(OUTCOME_PHRASES[status], norm(answer)):
+    if status in OUTCOME_PHRASES and not re.search(OUTCOME_PHRASES[status], text):
         reasons.append("outcome_not_stated")
-    if status == "done" and any(re.search(OUTCOME_PHRASES[s], norm(answer)) for s in ("failed", "blocked")):
-        reasons.append("contradicts_outcome")  # "No order X was found" for a request that was done
+    if status == "done" and re.search(CONTRADICTIONS, text):
+        reasons.append("contradicts_outcome")
+    withheld: Iterable[str] = ()
     if status in ("blocked", "refused"):
         withheld = {n["tool"] for n in task["gold"]["nodes"]
                     if n["forbidden"] or task["approvals"].get(n["tool"]) == "deny"}
-        if _claims(answer, withheld):
-            reasons.append("claims_action")
+    elif status == "failed":
+        withheld = CLAIMS  # nothing consequential happened when the entity does not exist
+    if _claims(answer, withheld):
+        reasons.append("claims_action")
     return reasons
 
 

@@ -19,13 +19,13 @@ sys.path.insert(0, str(ROOT))
 
 from ccl.acceptance import judge_pass, pass_summary, summary  # noqa: E402
 from ccl.config import ConfigError  # noqa: E402
-from ccl.distill import load_setup  # noqa: E402
+from ccl.teacher import load_setup  # noqa: E402
 from ccl.jsonio import read_json, read_jsonl, write_json, write_jsonl  # noqa: E402
 from ccl.judging import JudgeError  # noqa: E402
 from ccl.manifest import write_manifest  # noqa: E402
 from ccl.models.registry import ModelError  # noqa: E402
 
-PASSES = ("pass1", "pass2")
+PASSES = ("pass1", "pass2")  # the files of stages distill and distill_pass2
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,14 +41,17 @@ def main(argv: list[str] | None = None) -> int:
                            n_from=out / "pass1.jsonl.gz")
         tasks = {t["id"]: t for t in setup.offered}
         judged, passes = [], {}
-        for name in PASSES:
-            for suffix, stage in ((".jsonl.gz", "distill"), (".json", "distill")):
-                if not (out / f"{name}{suffix}").is_file():
-                    raise ConfigError(f"{out / (name + suffix)}: missing; run the "
-                                      f"{stage if name == 'pass1' else 'distill_pass2'} stage first")
+        for name, stage in (("pass1", "distill"), ("pass2", "distill_pass2")):
+            for path in (out / f"{name}.jsonl.gz", out / f"{name}.json"):
+                if not path.is_file():
+                    raise ConfigError(f"{path}: missing; run the {stage} stage first")
+            generation = read_json(out / f"{name}.json")
+            if generation["teacher"] != setup.teacher:
+                raise ConfigError(f"{out / (name + '.json')}: written by teacher {generation['teacher']['model']}, "
+                                  f"but params name {setup.teacher['model']}; rerun the {stage} stage")
             transcripts = list(read_jsonl(out / f"{name}.jsonl.gz"))
             rows = judge_pass(tasks, transcripts, str(out / f"{name}.jsonl.gz"))
-            passes[name] = pass_summary(rows, transcripts, read_json(out / f"{name}.json"))
+            passes[name] = pass_summary(rows, transcripts, generation)
             judged += rows
             print(f"  {name}: {passes[name]['accepted']}/{len(rows)} accepted "
                   f"({passes[name]['accepted_writeup']} under the write-up's definition); "
@@ -66,9 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     files = [out / f"{n}{s}" for n in PASSES for s in (".jsonl.gz", ".json")]
     write_manifest(out, files + [out / "acceptance.jsonl", out / "summary.json"],
                    {"profile": setup.profile, "stage": "accept_teacher"})
-    print(f"accept_teacher: {record['accepted_episodes']} accepted episodes from {len(setup.offered)} tasks "
-          f"({record['accepted_share_of_tasks']:.1%}); the write-up's definition would accept "
-          f"{record['accepted_tasks_writeup']} tasks")
+    print(f"accept_teacher: {record['accepted_episodes']} accepted episodes from {len(setup.offered)} tasks; "
+          f"the write-up's definition would accept {record['accepted_tasks_writeup']} tasks")
     return 0
 
 

@@ -88,11 +88,13 @@ def synthetic_runs(results: list[np.ndarray], seed: int) -> dict[str, RunInput]:
                 ok = bool(row[j])
                 rows.append({**task, "latency_s": 1.0, "new_tokens": 50, "prompt_tokens": 900, "verdict": {
                     "success": ok, "reasons": [] if ok else ["not_success"], "tool_selection": 1.0 if ok else ts[j],
+                    # the write-up's lenient definition also passes some strict failures
+                    "success_writeup": ok or bool(counts[3, j] > 0), "strict_reasons": [],
                     "arg_correct": None if counts[0, j] == 0 else (1.0 if ok else ac[j]),
                     "dependency_safe": ok or bool(counts[1, j] == 0), "strict_schema": ok or bool(counts[2, j] == 0),
                     "hallucinated_tools": int(counts[3, j]), "unnecessary_calls": int(counts[0, j]),
                     "invalid_args": int(counts[1, j]), "parse_errors": int(counts[2, j]),
-                    "permission_violations": 0, "denied_retries": 0,
+                    "permission_violations": 0, "forbidden_attempts": 0, "denied_retries": 0,
                     "parallel_ok": ok if task["family"] == "parallel" else None, "turns": int(turns[j])}})
             metrics = {"model": "synthetic", "backend": "none", "adapter": None,
                        "efficiency": {"peak_mem_gb": 3.0, "wall_s": 900.0, "episodes": N_TASKS, "mean_turns": 2.5,

@@ -33,7 +33,7 @@ def oracle_rows(tasks: list[dict]) -> list[dict]:
         record = run_episode(task, OraclePolicy()).record()
         verdict = validate(task, record)
         if not verdict["success"]:  # the oracle is the ceiling; anything else is a bug
-            raise AssertionError(f"oracle failed {task['id']}: {verdict['reasons']}")
+            raise AssertionError(f"oracle failed {task['id']}: {verdict['reasons'] + verdict['strict_reasons']}")
         rows.append(sft_row(task, record, "oracle"))
     return rows
 

@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         accepted = {(r["task_id"], r["pass"]) for r in load_rows(teacher_dir / "acceptance.jsonl", "accept_teacher")
                     if r["accepted"]}
         episodes = [{**r, "accepted": (r["task_id"], r["pass"]) in accepted}
-                    for p in ("pass1", "pass2") for r in load_rows(teacher_dir / f"{p}.jsonl.gz", "distill")]
+                    for p, stage in (("pass1", "distill"), ("pass2", "distill_pass2"))
+                    for r in load_rows(teacher_dir / f"{p}.jsonl.gz", stage)]
         offered = [r["task_id"] for r in load_rows(teacher_dir / "pass1.jsonl.gz", "distill")]
         tasks_by_id = {t["id"]: t for t in pool}
         variants, notes = build_variants(cfg, pool, offered, teacher_rows(tasks_by_id, episodes), oracle)

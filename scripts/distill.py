@@ -20,7 +20,8 @@ sys.path.insert(0, str(ROOT))
 from tqdm import tqdm  # noqa: E402
 
 from ccl.config import ConfigError  # noqa: E402
-from ccl.distill import TeacherSetup, generate_pass, load_setup, pass_decoding  # noqa: E402
+from ccl.distill import generate_pass, pass_decoding  # noqa: E402
+from ccl.teacher import TeacherSetup, load_setup  # noqa: E402
 from ccl.models.registry import ModelError  # noqa: E402
 from ccl.policy.base import ModelPolicy  # noqa: E402
 from ccl.policy.load import load_backend  # noqa: E402

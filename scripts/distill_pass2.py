@@ -22,7 +22,8 @@ from tqdm import tqdm  # noqa: E402
 
 from ccl.acceptance import judge_pass, pass2_tasks  # noqa: E402
 from ccl.config import ConfigError  # noqa: E402
-from ccl.distill import generate_pass, load_setup, pass_decoding  # noqa: E402
+from ccl.distill import generate_pass, pass_decoding  # noqa: E402
+from ccl.teacher import load_setup  # noqa: E402
 from ccl.jsonio import read_jsonl  # noqa: E402
 from ccl.judging import JudgeError  # noqa: E402
 from ccl.models.registry import ModelError  # noqa: E402

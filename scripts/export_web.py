@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     art = load_artifacts(args.root)
     try:
         done = write_site(args.root, art, all_tables(art), out, ROOT / "dvc.yaml")
-    except TableError as e:
+    except (TableError, ValueError) as e:  # ValueError: transcripts judged under another version
         print(f"export_web: {e}", file=sys.stderr)
         return 2
     absent = {k: v for k, v in done["figures"].items() if v}

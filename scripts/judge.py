@@ -34,6 +34,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"judge: {path}: missing; run the {stage} stage for {args.name} first", file=sys.stderr)
             return 2
     gen = read_json(generation)
+    missing = [k for k in ("name", "profile", "model", "backend", "adapter", "splits", "efficiency") if k not in gen]
+    if missing:
+        print(f"judge: {generation}: lacks {', '.join(missing)}; rerun the evaluate stage for {args.name}",
+              file=sys.stderr)
+        return 2
     tasks = {}
     for split in gen["splits"]:
         path = args.data / f"{split}.jsonl"

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from ccl.acceptance import REJECTION_REASONS, judge_pass, pass2_tasks, rejection_reasons
-from ccl.distill import DistillConfig, run_pass
+from ccl.distill import run_pass
+from ccl.teacher import DistillConfig
 from ccl.evaluation import transcript_row
 from ccl.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
 from ccl.oracle import OraclePolicy

@@ -48,7 +48,7 @@ json_values = st.recursive(
     lambda ch: st.lists(ch, max_size=4) | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=6), ch,
                                                           max_size=4),
     max_leaves=20)
-json_values = json_values | huge_ints | bad_expressions  # also as a whole value
+arg_values = json_values | huge_ints | bad_expressions  # also as a whole argument value
 
 
 @st.composite
@@ -351,7 +351,7 @@ def test_step_never_raises_on_arbitrary_argument_values():
         ep = Episode(task)
         tool = data.draw(st.sampled_from(task["catalogue"]))
         params = [p.name for p in TOOLS[tool].params]
-        args = {ep.catalogue.param_alias[tool][p]: data.draw(json_values) for p in params}
+        args = {ep.catalogue.param_alias[tool][p]: data.draw(arg_values) for p in params}
         ep.step(json.dumps({"calls": [{"tool": ep.catalogue.surface(tool), "args": args}]}))
         ep.step(json.dumps({"final": data.draw(st.text(max_size=40)), "status": "done"}))
         check_episode_invariants(task, ep)

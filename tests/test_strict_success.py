@@ -264,3 +264,115 @@ def test_thousands_separators_and_comma_decimals_for_money():
                  f"{value:,.2f}".replace(",", "\u202f")):
         assert with_final(task, f"That is {form} {ccy}.")["success"] is True, form
     assert with_final(task, f"That is {value + 0.01:.2f} {ccy}.")["reasons"] == ["missing_fact"]
+
+
+# ---------------------------------------------------------------- review regressions: natural answers
+def oracle_with_final(name: str, seed: int, text: str) -> dict:
+    task = generate_task(name, seed, pool="eval")
+    from ccl.oracle import OraclePolicy
+    from ccl.runtime import run_episode
+    record = run_episode(task, OraclePolicy()).record()
+    record["final"] = text
+    return validate(task, record)
+
+
+def missing_name() -> str:
+    return re.search(r"Email (.+?) to say", generate_task("rec_contact_missing_email", 3, pool="eval")["request"])[1]
+
+
+def ident(name: str, seed: int, pattern: str) -> str:
+    return re.search(pattern, generate_task(name, seed, pool="eval")["request"]).group(0)
+
+
+@pytest.mark.parametrize("name, make", [
+    ("rec_order_missing", lambda: f"I can't find order {ident('rec_order_missing', 3, r'ORD-[0-9]+')}."),
+    ("rec_order_missing", lambda: f"I couldn't locate order {ident('rec_order_missing', 3, r'ORD-[0-9]+')}."),
+    ("rec_contact_missing_email", lambda: f"There's no {missing_name()} in your contacts."),
+    ("rec_contact_missing_email", lambda: f"I wasn't able to find {missing_name()} in your address book."),
+    ("perm_delete_viewer", lambda: "Sorry, viewers aren't allowed to delete files."),
+    ("appr_email_denied", lambda: "The email hasn't been sent, because you declined it."),
+    ("appr_book_denied", lambda: "You chose not to approve it, so I haven't booked the flight."),
+])
+def test_contracted_outcome_phrasings_state_the_outcome(name, make):
+    v = oracle_with_final(name, 3, make())
+    assert v["success"] is True, v["strict_reasons"]
+
+
+@pytest.mark.parametrize("name, text, reason", [
+    ("rec_contact_missing_email", "I could not find them in the address book, so I sent the email to a colleague.",
+     "claims_action"),
+    ("appr_email_denied", "You declined, but don't worry: the email went out.", "claims_action"),
+    ("appr_book_denied", "Your flight is reserved and confirmed. You declined the upsell.", "claims_action"),
+])
+def test_claims_that_the_withheld_action_happened(name, text, reason):
+    v = oracle_with_final(name, 3, text)
+    assert v["success"] is False and reason in v["strict_reasons"]
+
+
+def weather_parts(seed: int = 3) -> tuple[list[str], list[int]]:
+    task = generate_task("par_weather", seed, pool="eval")
+    cities = [n["args"]["city"]["value"] for n in task["gold"]["nodes"]]
+    return cities, [task["world"]["weather"][c]["temperature_c"] for c in cities]
+
+
+def test_parallel_values_one_per_line_or_in_a_table_are_attributed():
+    cities, temps = weather_parts()
+    assert len(set(temps)) == len(temps) == 3
+    lines = "\n".join(f"{c}: {t}°C" for c, t in zip(cities, temps))
+    table = "| city | temperature |\n|---|---|\n" + "\n".join(f"| {c} | {t}°C |" for c, t in zip(cities, temps))
+    for text in (lines, table, f"{cities[0]} ({temps[0]}°C) is warmer than {cities[1]} ({temps[1]}°C) "
+                               f"and {cities[2]} ({temps[2]}°C)."):
+        assert oracle_with_final("par_weather", 3, text)["success"] is True, text
+    # right once, then every value beside another city: the second listing misattributes them
+    shifted = "; ".join(f"{c}: {t}°C" for c, t in zip(cities, temps[1:] + temps[:1]))
+    v = oracle_with_final("par_weather", 3, lines.replace("\n", "; ") + ". " + shifted + ".")
+    assert v["strict_reasons"] == ["fact_not_attributed"]
+
+
+def calc_value(seed: int = 3) -> int:
+    return generate_task("sel_calc", seed, pool="eval")["gold"]["nodes"][0]["args"]["expression"]["value"]
+
+
+@pytest.mark.parametrize("template, reasons", [
+    ("The result is {v}.", []),
+    ("The result is {v}, or possibly {w}.", ["competing_value", "hedged_fact"]),
+    ("The result is {v}. Actually, it is {w}.", ["competing_value"]),
+    ("The result is one of {u}, {v}, {w}.", ["competing_value"]),
+])
+def test_a_computed_result_admits_no_second_answer(template, reasons):
+    v = calc_value()
+    assert oracle_with_final("sel_calc", 3, template.format(u=v - 1, v=v, w=v + 1))["strict_reasons"] == reasons
+
+
+@pytest.mark.parametrize("template, reasons", [
+    ("In {c} it is {t}°C and {w}.\nShall I check anything else or is that all?", []),
+    ("Yes, it isn't cold: {t}C and {w} in {c}.", []),
+    ("{t}ºC and {w} in {c}, temperatures declining later.", []),
+    ("In {c} it is {t}°C and {w}. Probably.", ["hedged_fact"]),
+    ("In {c} it's {t}-{t9}°C and {w}.", ["hedged_fact"]),
+    ("In {c} it is not at all {t}°C, it is {w}.", ["negated_fact"]),
+])
+def test_weather_answers_people_write(template, reasons):
+    task = generate_task("sel_weather", 3, pool="eval")
+    c = task["gold"]["nodes"][0]["args"]["city"]["value"]
+    w = task["world"]["weather"][c]
+    text = template.format(c=c, t=w["temperature_c"], t9=w["temperature_c"] + 9, w=w["condition"])
+    assert oracle_with_final("sel_weather", 3, text)["strict_reasons"] == reasons
+
+
+def test_echo_is_judged_on_words_not_characters():
+    task = generate_task("term_no_lookup", 3, pool="eval")
+    oid = re.search(r"ORD-[0-9]+", task["request"]).group(0)
+    status = re.search(r"is (.+?)\. No need", task["request"]).group(1)
+    assert oracle_with_final("term_no_lookup", 3, "OK.")["success"] is True  # "ok" is inside "look"
+    assert oracle_with_final("term_no_lookup", 3, f"Order {oid} is {status}.")["success"] is True
+    assert oracle_with_final("term_no_lookup", 3, task["request"])["strict_reasons"] == ["echoes_request"]
+
+
+def test_number_reading_edges():
+    from ccl.answers import norm, number_matches, numbers
+    read = lambda t: [n.value for n in numbers(norm(t))]  # noqa: E731
+    assert read("21C") == read("21ºC") == [21.0] and read("307USD") == [307.0] and read("CAD4.18") == [4.18]
+    assert read("minus 3°C") == [-3.0] and read("0,016") == [0.016] and read("16th x16 ORD-16") == []
+    assert not number_matches(numbers("4.185")[0], 4.18, 2)  # not to the cent
+    assert number_matches(numbers("4.184")[0], 4.18, 2)

@@ -52,8 +52,12 @@ def export_traces(runs_dir: Path, tasks_dir: Path, out: Path) -> dict:
         judged = {r["task_id"]: r["verdict"] for r in read_jsonl(verdicts)}
         gen = folder / "generation.json"
         latency = read_json(gen).get("latency_s", {}) if gen.is_file() else {}
-        rows = [slim_episode(r, judged[r["task_id"]], latency.get(r["task_id"]), prompts)
-                for r in read_jsonl(folder / "episodes.jsonl.gz")]
+        episodes = list(read_jsonl(folder / "episodes.jsonl.gz"))
+        unjudged = [r["task_id"] for r in episodes if r["task_id"] not in judged]
+        if unjudged:
+            raise ValueError(f"{verdicts}: no verdict for {len(unjudged)} episode(s) of {folder / 'episodes.jsonl.gz'} "
+                             f"(first {unjudged[0]}); rerun the judge stage for {name}")
+        rows = [slim_episode(r, judged[r["task_id"]], latency.get(r["task_id"]), prompts) for r in episodes]
         wanted |= {r["task_id"] for r in rows}
         atomic_write_bytes(out / f"{name}.js", _js("traces", name, rows))
         index[name] = {"episodes": len(rows), "success": sum(bool(r["verdict"]["success"]) for r in rows),
