@@ -1,18 +1,24 @@
-"""Stage configuration: one dataclass per stage, defaults only there, unknown keys rejected.
+"""Stage configuration: one dataclass per stage, defaults only there, typos refused.
 
-``params.yaml`` has a ``profile`` key and one section per stage. A section may hold a
-``profiles:`` mapping whose entry for the active profile overrides the section's
-other keys; profiles change sizes only, never code paths.
+``params.yaml`` has a ``profile`` key, the ``runs`` list and one section per stage. A
+section may hold a ``profiles:`` mapping whose entry for the active profile overrides the
+section's other keys; profiles change sizes only, never code paths. Unknown sections and
+keys, values of the wrong type and YAML syntax errors are one-line errors naming the file,
+the key and what is valid, raised before any work.
 """
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 
 PROFILES = ("paper", "cpu", "smoke")
+# the top level of params.yaml: the profile, the run matrix, and one section per stage
+SECTIONS = ("profile", "runs", "models", "build_datasets", "distill", "build_sft", "train", "evaluate", "analyze")
 T = TypeVar("T")
 
 
@@ -24,10 +30,18 @@ def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path}: params file not found")
-    with open(path, encoding="utf-8") as f:
-        params = yaml.safe_load(f) or {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            params = yaml.safe_load(f) or {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: YAML syntax error{at}: {getattr(e, 'problem', None) or e}") from None
     if not isinstance(params, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
+    unknown = sorted(set(params) - set(SECTIONS), key=str)
+    if unknown:
+        raise ConfigError(f"{path}: unknown section(s) {unknown}; valid sections: {', '.join(SECTIONS)}")
     return params
 
 
@@ -38,19 +52,77 @@ def check_profile(profile: Any, where: str) -> str:
 
 
 def _build(cls: type[T], values: dict[str, Any], where: str) -> T:
+    if not isinstance(values, dict):
+        raise ConfigError(f"{where}: expected a mapping of keys, got {values!r}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - set(fields))
+    unknown = sorted(set(values) - set(fields), key=str)
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {unknown}; valid keys: {sorted(fields)}")
+    hints = typing.get_type_hints(cls)
     kwargs = {}
     for name, value in values.items():
-        ftype = fields[name].type
-        sub = _dataclass_type(ftype)
-        kwargs[name] = _build(sub, value, f"{where}.{name}") if sub and isinstance(value, dict) else value
+        sub = _dataclass_type(hints.get(name, fields[name].type))
+        if sub and isinstance(value, dict):
+            kwargs[name] = _build(sub, value, f"{where}.{name}")
+        else:
+            _check_type(value, hints.get(name), f"{where}.{name}")
+            kwargs[name] = tuple(value) if isinstance(value, list) and _is_tuple(hints.get(name)) else value
     try:
         return cls(**kwargs)
-    except TypeError as e:
+    except (TypeError, ValueError) as e:
         raise ConfigError(f"{where}: {e}") from None
+
+
+def _is_tuple(hint: Any) -> bool:
+    return typing.get_origin(hint) is tuple or any(typing.get_origin(a) is tuple for a in typing.get_args(hint))
+
+
+def _describe(hint: Any) -> str:
+    names = {int: "an integer", float: "a number", str: "text", bool: "true or false", type(None): "null"}
+    if hint in names:
+        return names[hint]
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(a) for a in typing.get_args(hint))
+    if origin in (tuple, list):
+        return f"a list of {_describe(typing.get_args(hint)[0])}"
+    if origin is typing.Literal:
+        return "one of " + ", ".join(map(repr, typing.get_args(hint)))
+    return getattr(hint, "__name__", str(hint))
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    if hint is None or hint is Any:
+        return True
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, a) for a in typing.get_args(hint))
+    if origin in (tuple, list):
+        args = [a for a in typing.get_args(hint) if a is not Ellipsis]
+        return isinstance(value, (list, tuple)) and all(_matches(v, args[0]) for v in value) if args else True
+    if origin is dict:
+        return isinstance(value, dict)
+    if origin is typing.Literal:
+        return value in typing.get_args(hint)
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(hint, type):
+        return isinstance(value, hint) or dataclasses.is_dataclass(hint)
+    return True
+
+
+def _check_type(value: Any, hint: Any, where: str) -> None:
+    if not _matches(value, hint):
+        tip = ""
+        if isinstance(value, str) and _matches(1.0, hint):
+            tip = " (YAML reads 1e-3 as text: write 1.0e-3)" if "e" in value.lower() else ""
+        raise ConfigError(f"{where}: expected {_describe(hint)}, got {value!r}{tip}")
 
 
 def _dataclass_type(ftype: Any) -> type | None:

@@ -6,6 +6,7 @@ newline, gzip mtime 0) and a crash never leaves a half-written file behind.
 """
 from __future__ import annotations
 
+import glob
 import gzip
 import hashlib
 import io
@@ -41,6 +42,8 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        stale.unlink(missing_ok=True)  # left by a writer of this file that was killed
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; an artifact gets the usual mode

@@ -38,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
         params = load_params(args.params)
         cfg, profile = stage_config(params, "analyze", AnalyzeConfig, args.profile, where=str(args.params))
     except (ConfigError, ValueError) as e:  # ValueError: AnalyzeConfig rejected a value
-        ap.error(str(e))
+        print(f"analyze: {e}", file=sys.stderr)
+        return 2
     runs, inputs = load_runs(args.runs)
     if not runs:
         print(f"analyze: no evaluation run in {args.runs} (expected <name>/verdicts.jsonl.gz from the judge stage); "

@@ -47,8 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg, profile = stage_config(load_params(args.params), "build_datasets", BuildDatasetsConfig,
                                     args.profile, where=str(args.params))
-    except ConfigError as e:
-        ap.error(str(e))
+    except ConfigError as e:  # one line naming the file and the key, no usage text
+        print(f"build_datasets: {e}", file=sys.stderr)
+        return 2
     cfg = BuildDatasetsConfig(**{**cfg.__dict__, "catalog_sizes": tuple(cfg.catalog_sizes)})
     t0 = time.perf_counter()
     print(f"build_datasets: profile {profile} -> {args.out}")

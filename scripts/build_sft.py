@@ -63,8 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg, profile = stage_config(load_params(args.params), "build_sft", BuildSFTConfig, args.profile,
                                     where=str(args.params))
-    except ConfigError as e:
-        ap.error(str(e))
+    except ConfigError as e:  # one line naming the file and the key, no usage text
+        print(f"build_sft: {e}", file=sys.stderr)
+        return 2
     teacher_dir = args.data / "teacher"
     try:
         pool = load_rows(args.data / "tasks" / "train_pool.jsonl", "build_datasets")

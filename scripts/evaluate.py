@@ -54,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         cfg, models, profile = stage_with_models(args.params, "evaluate", EvaluateConfig, args.profile)
-    except ConfigError as e:
-        ap.error(str(e))
+    except ConfigError as e:  # one line naming the file and the key, no usage text
+        print(f"evaluate: {e}", file=sys.stderr)
+        return 2
     if args.name not in BASELINES and args.adapter is None:
         ap.error(f"--name {args.name}: not a baseline ({', '.join(BASELINES)}); pass --adapter for a trained run")
     model, backend = models.student, models.student_backend

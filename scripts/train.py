@@ -44,8 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         recipe, models, profile = stage_with_models(args.params, "train", TrainRecipe, args.profile)
         run = load_run_config(args.config)
         recipe = apply_overrides(recipe, run.overrides, str(args.config))
-    except ConfigError as e:
-        ap.error(str(e))
+    except ConfigError as e:  # one line naming the file and the key, no usage text
+        print(f"train: {e}", file=sys.stderr)
+        return 2
     try:
         folder = model_dir(models.student, args.model_path)
     except ModelError as e:

@@ -148,6 +148,25 @@ def test_chunk_log_ignores_torn_line_and_other_fingerprints(tmp_path):
     assert other.discarded and other.chunks == {}
 
 
+def test_a_resume_log_edited_into_well_formed_json_is_discarded(tmp_path):
+    path = tmp_path / "e.partial.jsonl"
+    log = ChunkLog(path, {"cfg": 1})
+    log.append("t0", {"row": {"final": "right", "status": "done"}})
+    log.append("t1", {"row": {"final": "right", "status": "done"}})
+    assert sorted(ChunkLog(path, {"cfg": 1}).chunks) == ["t0", "t1"]
+    path.write_text(path.read_text().replace('"right","status":"done"}},"sha256"', '"wrong","status":"done"}},"sha256"', 1))
+    edited = ChunkLog(path, {"cfg": 1})
+    assert edited.discarded and edited.chunks == {}  # redone, never reused
+
+
+def test_temporary_files_left_by_a_killed_writer_are_removed(tmp_path):
+    from ccl.jsonio import write_json
+    (tmp_path / ".summary.json.abc123.tmp").write_text("half")
+    (tmp_path / ".other.json.abc123.tmp").write_text("someone else's")
+    write_json(tmp_path / "summary.json", {"a": 1})
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.json.abc123.tmp", "summary.json"]
+
+
 # ------------------------------------------------------------ the distill script on the smoke profile
 def run_script(*args, **kw):
     return subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -207,6 +207,8 @@ def test_interrupted_run_resumes_to_a_bit_identical_adapter(tiny_model, data_dir
     with pytest.raises(Crash):
         run(tiny_model, data_dir, tmp_path / "b", progress=crash_at_5, backend=backend)
     assert (tmp_path / "b" / "runs" / "C_s0" / T.CHECKPOINT).exists()
+    with open(tmp_path / "b" / "runs" / "C_s0" / "train_log.jsonl", "a") as f:
+        f.write('{"step": 5, "lo')  # the kill also tore the step log's last line
     resumed = run(tiny_model, data_dir, tmp_path / "b", backend=backend)
     a, b = (tmp_path / d / "runs" / "C_s0" for d in ("a", "b"))
     assert sha256_file(a / "adapter" / T.ADAPTER_FILE) == sha256_file(b / "adapter" / T.ADAPTER_FILE)
@@ -226,7 +228,7 @@ def test_resume_refuses_corrupt_or_foreign_checkpoints(tiny_model, data_dir, tmp
     ckpt = tmp_path / "runs" / "C_s0" / "checkpoint.pt"
     ckpt.parent.mkdir(parents=True)
     ckpt.write_bytes(b"not a checkpoint")
-    with pytest.raises(CheckpointError, match="corrupt checkpoint"):
+    with pytest.raises(CheckpointError, match="corrupt or unsafe checkpoint"):
         run(tiny_model, data_dir, tmp_path)
 
     def crash(_, done, total):
@@ -284,3 +286,71 @@ def test_adapter_files_name_no_machine_path_and_dotfiles_stay_out_of_the_manifes
     assert str(tiny_model.parent) not in (folder / "adapter" / "README.md").read_text()
     assert ".gitignore" not in read_json(folder / "manifest.json")["files"]
     assert verify_tree(tmp_path, [tmp_path / "runs"]) == []
+
+
+class Planted:
+    """A pickle payload: unpickling it would create ``marker``."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (self.marker,))
+
+
+def crash_after_first_checkpoint(_, done, total):
+    if done == 4:
+        raise Crash
+
+
+def test_a_planted_pickle_payload_in_a_checkpoint_never_runs(tiny_model, data_dir, tmp_path):
+    ckpt = tmp_path / "runs" / "C_s0" / "checkpoint.pt"
+    ckpt.parent.mkdir(parents=True)
+    marker = tmp_path / "payload_ran"
+    torch.save({"step": 2, "payload": Planted(marker)}, ckpt)
+    with pytest.raises(CheckpointError, match="corrupt or unsafe checkpoint"):
+        run(tiny_model, data_dir, tmp_path)
+    assert not marker.exists()
+
+
+def test_a_changed_value_inside_a_stored_tensor_is_refused(tiny_model, data_dir, tmp_path):
+    with pytest.raises(Crash):
+        run(tiny_model, data_dir, tmp_path, progress=crash_after_first_checkpoint)
+    ckpt = tmp_path / "runs" / "C_s0" / "checkpoint.pt"
+    state = torch.load(ckpt, weights_only=True)
+    name = sorted(state["adapter"])[0]
+    flat = state["adapter"][name].view(-1)
+    flat.view(torch.int32)[0] ^= 1  # one flipped bit, the stored digest kept
+    torch.save(state, ckpt)
+    with pytest.raises(CheckpointError, match="does not match its SHA-256"):
+        run(tiny_model, data_dir, tmp_path)
+
+
+def _log_many(path: str, worker: int) -> None:
+    from ccl.train.run import update_stability_log
+    for i in range(25):
+        update_stability_log(Path(path), {"run": f"w{worker}_{i:02d}", "status": "passed"})
+
+
+def test_concurrent_stability_log_updates_keep_every_entry(tmp_path):
+    import multiprocessing as mp
+    path = tmp_path / "logs" / "stability.jsonl"
+    ctx = mp.get_context("fork")
+    procs = [ctx.Process(target=_log_many, args=(str(path), w)) for w in range(6)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    runs = [r["run"] for r in read_jsonl(path)]
+    assert len(runs) == len(set(runs)) == 150
+
+
+def test_a_torn_log_line_is_dropped_but_a_damaged_middle_line_is_an_error(tmp_path):
+    from ccl.train.errors import TrainingError
+    from ccl.train.run import read_jsonl_tolerant
+    path = tmp_path / "train_log.jsonl"
+    path.write_text('{"step": 0}\n{"step": 1}\n{"step": 2, "lo')
+    assert read_jsonl_tolerant(path) == [{"step": 0}, {"step": 1}]
+    path.write_text('{"step": 0}\n{"st\n{"step": 2}\n')
+    with pytest.raises(TrainingError, match="line 2 is not JSON"):
+        read_jsonl_tolerant(path)

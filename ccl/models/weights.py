@@ -78,6 +78,8 @@ def _convert(spec: ModelSpec, out: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     out.parent.mkdir(parents=True, exist_ok=True)
+    for stale in out.parent.glob(f".{spec.name}.*"):  # a conversion killed before its rename
+        shutil.rmtree(stale, ignore_errors=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{spec.name}."))
     try:
         gguf = _gguf(spec, tmp)

@@ -8,6 +8,7 @@ the packed episode (``ccl.train.packing``). The functions mirror
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -162,12 +163,24 @@ def save_adapter(tm: MLXModel, folder: Path) -> None:
     tmp.rename(folder)
 
 
+def _digest(arrays: dict, meta: dict) -> str:
+    """SHA-256 over every array's name, dtype, shape and bytes and the metadata."""
+    import numpy as np
+    h = hashlib.sha256(json.dumps(meta, sort_keys=True).encode())
+    for k in sorted(arrays):
+        a = np.array(arrays[k])
+        h.update(f"{k}|{a.dtype}|{a.shape}|".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
 def save_checkpoint(path: Path, step: int, tm: MLXModel, opt, extra: dict) -> None:
     import mlx.core as mx
     from mlx.utils import tree_flatten
     arrays = {f"adapter/{k}": v for k, v in trainable(tm).items()}
     arrays |= {f"optimizer/{k}": v for k, v in tree_flatten(opt.state)}
     meta = {"step": str(step), "extra": json.dumps(extra, sort_keys=True)}
+    meta["sha256"] = _digest(arrays, meta)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".ckpt.", suffix=".safetensors")
     os.close(fd)
     try:
@@ -186,6 +199,10 @@ def load_checkpoint(path: Path, tm: MLXModel, opt, fingerprint: dict) -> dict:
         extra = json.loads(meta["extra"])
     except Exception as e:
         raise CheckpointError(f"{path}: corrupt checkpoint ({type(e).__name__}: {e}); delete it to start over") from None
+    stored = meta.pop("sha256", None)
+    if stored is None or stored != _digest(arrays, meta):
+        raise CheckpointError(f"{path}: checkpoint content does not match its SHA-256 (altered or damaged); "
+                              f"delete it to start over")
     check_fingerprint(path, extra.get("fingerprint"), json.loads(json.dumps(fingerprint)))
     adapter = {k[len("adapter/"):]: v for k, v in arrays.items() if k.startswith("adapter/")}
     if set(adapter) != set(trainable(tm)):

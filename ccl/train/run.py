@@ -11,6 +11,7 @@ A run that breaks the stability rule moves to ``archive/<name>/`` with its reaso
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
 import shutil
 import time
@@ -64,16 +65,37 @@ def variant_rows(path: Path) -> list[dict]:
 
 
 def update_stability_log(path: Path, entry: dict) -> None:
-    """One line per run in logs/stability.jsonl, replaced when the run is redone."""
-    lines = [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
-    lines = [x for x in lines if x["run"] != entry["run"]] + [entry]
-    atomic_write_bytes(path, "".join(dumps(x) + "\n" for x in sorted(lines, key=lambda x: x["run"])).encode())
+    """One line per run in logs/stability.jsonl, replaced when the run is redone. Runs of the
+    matrix may finish at once (dvc repro -j), so the read-modify-write holds an exclusive lock."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lines = read_jsonl_tolerant(path)
+        lines = [x for x in lines if x.get("run") != entry["run"]] + [entry]
+        atomic_write_bytes(path, "".join(dumps(x) + "\n" for x in sorted(lines, key=lambda x: x["run"])).encode())
+
+
+def read_jsonl_tolerant(path: Path) -> list[dict]:
+    """The complete lines of a JSON-lines log; a torn last line (a kill mid-write) is dropped."""
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:
+                break  # torn by a kill: the step it described is redone
+            raise TrainingError(f"{path}: line {i + 1} is not JSON (not a torn last line); "
+                                f"delete the run folder to start over") from None
+    return out
 
 
 def read_log(path: Path, before: int) -> list[dict]:
-    if not path.exists():
-        return []
-    return [r for r in (json.loads(x) for x in path.read_text().splitlines() if x.strip()) if r["step"] < before]
+    return [r for r in read_jsonl_tolerant(path) if r["step"] < before]
 
 
 def train_run(run: RunConfig, recipe: TrainRecipe, model_name: str, model_folder: Path, backend: str,

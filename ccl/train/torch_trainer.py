@@ -8,7 +8,9 @@ vocabulary projection over every prompt token would cost about a fifth of the st
 """
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,19 +112,47 @@ def token_losses(model: torch.nn.Module, p: Packed, device: str) -> torch.Tensor
     return nll[torch.tensor(p.labels[1:], device=device)]
 
 
+def state_digest(state) -> str:
+    """SHA-256 over a checkpoint's content: every tensor's name, dtype, shape and bytes, and
+    every other value as JSON, so a flipped byte inside a stored tensor is detected."""
+    h = hashlib.sha256()
+
+    def walk(prefix: str, value) -> None:
+        if isinstance(value, torch.Tensor):
+            t = value.detach().cpu().contiguous()
+            h.update(f"{prefix}|{t.dtype}|{tuple(t.shape)}|".encode())
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        elif isinstance(value, dict):
+            for k in sorted(value, key=str):
+                walk(f"{prefix}/{k}", value[k])
+        elif isinstance(value, (list, tuple)):
+            for i, v in enumerate(value):
+                walk(f"{prefix}/{i}", v)
+        else:
+            h.update(f"{prefix}={json.dumps(value, sort_keys=True, default=str)}|".encode())
+
+    walk("", state)
+    return h.hexdigest()
+
+
 def save_checkpoint(path: Path, step: int, tm: TorchModel, opt: torch.optim.Optimizer, extra: dict) -> None:
     state = {"step": step, "adapter": {n: p.detach().cpu() for n, p in trainable(tm.model).items()},
              "optimizer": opt.state_dict(), "torch_rng": torch.get_rng_state(), **extra}
     buf = io.BytesIO()
-    torch.save(state, buf)
+    torch.save({**state, "sha256": state_digest(state)}, buf)
     atomic_write_bytes(path, buf.getvalue())
 
 
 def load_checkpoint(path: Path, tm: TorchModel, opt: torch.optim.Optimizer, fingerprint: dict) -> dict:
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as e:  # torch raises several types for truncated or garbled files
-        raise CheckpointError(f"{path}: corrupt checkpoint ({type(e).__name__}: {e}); delete it to start over") from None
+    try:  # weights_only: tensors and plain containers only, so a planted pickle payload never runs
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises several types for truncated, garbled or unsafe files
+        raise CheckpointError(f"{path}: corrupt or unsafe checkpoint ({type(e).__name__}: {str(e)[:200]}); "
+                              f"delete it to start over") from None
+    stored = state.pop("sha256", None) if isinstance(state, dict) else None
+    if stored is None or stored != state_digest(state):
+        raise CheckpointError(f"{path}: checkpoint content does not match its SHA-256 (altered or damaged); "
+                              f"delete it to start over")
     check_fingerprint(path, state.get("fingerprint"), fingerprint)
     params = trainable(tm.model)
     if set(state["adapter"]) != set(params):
