@@ -197,3 +197,20 @@ def test_a_result_cell_opens_its_episodes(site, browser):
     WebDriverWait(browser, 20).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#trace-list li")))
     assert browser.find_element(By.ID, "f-split").get_attribute("value") == "eval_ood"
     assert browser.find_element(By.ID, "trace-count").text == "4 of 8 episodes"  # smoke: 4 tasks per split
+
+
+def test_the_site_publishes_the_checked_report_and_refuses_a_stale_one(study_copy, tmp_path):
+    root = tmp_path / "study"
+    shutil.copytree(study_copy, root, symlinks=True)
+    report = root / "results" / "report.md"
+    report.write_text(report.read_text().replace("## 1. Question and hypotheses",
+                                                 "## 1. Question and hypotheses (as written)"))
+    run_py("scripts/export_web.py", "--root", str(root), "--out", str(tmp_path / "site"))
+    assert "Question and hypotheses (as written)" in (tmp_path / "site" / "index.html").read_text()
+    path = root / "results" / "summary.json"
+    summary = json.loads(path.read_text())
+    next(r for r in summary["success_by_split"]["rows"] if r["config"] == "oracle")["eval_id"].update(
+        mean=87.6, low=80.0, high=95.0)
+    path.write_text(json.dumps(summary))
+    r = run_py("scripts/export_web.py", "--root", str(root), "--out", str(tmp_path / "site2"), ok=False)
+    assert r.returncode == 2 and "success_by_split" in r.stderr and "run the build_report stage first" in r.stderr

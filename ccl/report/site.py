@@ -16,8 +16,7 @@ from ..jsonio import atomic_write_bytes
 from .artifacts import Artifacts, Missing
 from .figures import FIGURES, write_figures
 from .page import NAV, environment, html_page
-from .facts import all_facts
-from .render import markdown_table, markdown_to_html, render_markdown
+from .render import BLOCK, block, blocks, markdown_table, markdown_to_html
 from .tables import Table, check_table
 from .traces import export_traces
 
@@ -90,9 +89,22 @@ def figures_html(status: dict[str, str | None]) -> str:
     return "\n".join(parts)
 
 
-def report_html(art: Artifacts, tables: dict[str, Table]) -> str:
-    """The report as ``build_report`` writes it, with result cells linked to their episodes."""
-    return markdown_to_html(render_markdown("report.md.j2", tables, all_facts(art), traces="traces.html"))
+def report_html(report: Path, tables: dict[str, Table]) -> str:
+    """The report ``build_report`` wrote, with result cells linked to their episodes.
+
+    The page is that file, not a second rendering, so ``build_report.py --check`` guards the
+    site too: a written report whose tables no longer match the artifacts is refused here,
+    naming the stale tables."""
+    if not report.is_file():
+        raise ValueError(f"{report}: missing; run the build_report stage first")
+    written = report.read_text(encoding="utf-8")
+    stale = sorted(n for n, body in blocks(written).items() if n not in tables or block(n, tables) !=
+                   f"<!-- BEGIN:{n} -->\n{body}<!-- END:{n} -->")
+    if stale:
+        raise ValueError(f"{report}: tables {', '.join(stale)} no longer match their artifacts; "
+                         f"run the build_report stage first")
+    linked = BLOCK.sub(lambda m: block(m["name"], tables, traces="traces.html"), written)
+    return markdown_to_html(linked)
 
 
 def write_site(root: Path, art: Artifacts, tables: dict[str, Table], out: Path, dvc_yaml: Path) -> dict:
@@ -107,7 +119,7 @@ def write_site(root: Path, art: Artifacts, tables: dict[str, Table], out: Path, 
     fig_status = write_figures(art, out / "figures")
     missing = {p: v.message() for p, v in art.files.items() if isinstance(v, Missing)}
     pages = {
-        "index.html": ("Report", report_html(art, tables), []),
+        "index.html": ("Report", report_html(root / "results" / "report.md", tables), []),
         "methods.html": ("Methods & reproducibility",
                          markdown_to_html(methods_markdown(tables, pipeline_commands(dvc_yaml), missing)), []),
         "figures.html": ("Figures", figures_html(fig_status), []),
