@@ -24,6 +24,7 @@ from ccl.jsonio import read_json, read_jsonl, write_json, write_jsonl  # noqa: E
 from ccl.judging import JudgeError  # noqa: E402
 from ccl.manifest import write_manifest  # noqa: E402
 from ccl.models.registry import ModelError  # noqa: E402
+from ccl.boundary import run_stage  # noqa: E402
 
 PASSES = ("pass1", "pass2")  # the files of stages distill and distill_pass2
 
@@ -75,4 +76,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage("accept_teacher", main))

@@ -25,6 +25,7 @@ from ccl.analysis import (AlignmentError, AnalyzeConfig, build_configs, build_su
                           work_units)
 from ccl.config import ConfigError, load_params, stage_config  # noqa: E402
 from ccl.jsonio import write_json  # noqa: E402
+from ccl.boundary import run_stage  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,4 +68,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage("analyze", main))

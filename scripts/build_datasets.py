@@ -25,6 +25,7 @@ from ccl.oracle import OraclePolicy  # noqa: E402
 from ccl.runtime import run_episode  # noqa: E402
 from ccl.sft import sft_row  # noqa: E402
 from ccl.validate import validate  # noqa: E402
+from ccl.boundary import run_stage  # noqa: E402
 
 
 def oracle_rows(tasks: list[dict]) -> list[dict]:
@@ -80,4 +81,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage("build_datasets", main))

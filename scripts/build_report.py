@@ -26,6 +26,7 @@ from ccl.report.facts import all_facts  # noqa: E402
 from ccl.report.page import html_page  # noqa: E402
 from ccl.report.render import markdown_to_html, render_markdown, stale_blocks  # noqa: E402
 from ccl.report.tables import TableError, all_tables  # noqa: E402
+from ccl.boundary import run_stage  # noqa: E402
 
 
 def build(root: Path) -> str:
@@ -64,4 +65,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage("build_report", main))

@@ -20,6 +20,7 @@ from ccl.config import ConfigError, load_params, stage_config  # noqa: E402
 from ccl.jsonio import read_json, read_jsonl, sha256_file, write_json, write_jsonl  # noqa: E402
 from ccl.manifest import write_manifest  # noqa: E402
 from ccl.variants import BuildSFTConfig, VariantError, build_variants, describe_variant, teacher_rows  # noqa: E402
+from ccl.boundary import run_stage  # noqa: E402
 
 
 class InputError(RuntimeError):
@@ -101,4 +102,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage("build_sft", main))

@@ -25,6 +25,7 @@ from ccl.teacher import TeacherSetup, load_setup  # noqa: E402
 from ccl.models.registry import ModelError  # noqa: E402
 from ccl.policy.base import ModelPolicy  # noqa: E402
 from ccl.policy.load import load_backend  # noqa: E402
+from ccl.boundary import run_stage  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,4 +54,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage("distill", main))

@@ -29,6 +29,7 @@ from ccl.judging import JudgeError  # noqa: E402
 from ccl.models.registry import ModelError  # noqa: E402
 from ccl.policy.base import ModelPolicy  # noqa: E402
 from ccl.policy.load import load_backend  # noqa: E402
+from ccl.boundary import run_stage  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,4 +63,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage("distill_pass2", main))

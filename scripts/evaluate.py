@@ -32,6 +32,7 @@ from ccl.policy.adapters import resolve_adapter  # noqa: E402
 from ccl.policy.load import load_policy  # noqa: E402
 from ccl.resume import ChunkLog  # noqa: E402
 from ccl.vocabulary import BASELINES  # noqa: E402
+from ccl.boundary import run_stage  # noqa: E402
 
 
 def adapter_hashes(adapter: Path | None) -> dict[str, str] | None:
@@ -101,4 +102,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage("evaluate", main))

@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 from ccl.report.artifacts import load_artifacts  # noqa: E402
 from ccl.report.site import write_site  # noqa: E402
 from ccl.report.tables import TableError, all_tables  # noqa: E402
+from ccl.boundary import run_stage  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,4 +46,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage("export_web", main))

@@ -19,6 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from ccl.jsonio import read_json, read_jsonl, write_json, write_jsonl  # noqa: E402
 from ccl.judging import JudgeError, judge_rows, metrics  # noqa: E402
+from ccl.boundary import run_stage  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,4 +64,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage("judge", main))

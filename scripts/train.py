@@ -26,6 +26,7 @@ from ccl.models.weights import model_dir  # noqa: E402
 from ccl.train.recipe import TrainRecipe, apply_overrides, load_run_config  # noqa: E402
 from ccl.train.errors import Diverged, TrainingError  # noqa: E402
 from ccl.train.run import train_run  # noqa: E402
+from ccl.boundary import run_stage  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,4 +80,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_stage("train", main))

@@ -1,0 +1,86 @@
+"""File-system faults end a stage with one line naming the path and the remedy, and leave no
+partial output behind (a read-only folder and a full disk, simulated at the system call,
+since this suite runs as root, whom permissions do not stop)."""
+from __future__ import annotations
+
+import errno
+import importlib.util
+import pathlib
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def stage(name: str):
+    spec = importlib.util.spec_from_file_location(f"stage_{name}", ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def failing_mkstemp(code: int, text: str):
+    def fake(*args, dir=None, **kwargs):
+        raise OSError(code, text, str(dir))
+    return fake
+
+
+FAULTS = [(errno.ENOSPC, "No space left on device", "free disk space"),
+          (errno.EROFS, "Read-only file system", "choose a writable output folder")]
+
+
+def run(name: str, argv: list[str], capsys) -> tuple[int, list[str]]:
+    from ccl.boundary import run_stage
+    module = stage(name)
+    code = run_stage(name, module.main, argv)
+    return code, capsys.readouterr().err.strip().splitlines()
+
+
+@pytest.mark.parametrize("code, text, remedy", FAULTS)
+def test_build_datasets_reports_a_write_fault_in_one_line(tmp_path, monkeypatch, capsys, code, text, remedy):
+    out = tmp_path / "data"
+    monkeypatch.setattr(tempfile, "mkstemp", failing_mkstemp(code, text))
+    rc, err = run("build_datasets", ["--profile", "smoke", "--out", str(out)], capsys)
+    assert rc == 2 and len(err) == 1, err
+    assert err[0].startswith(f"build_datasets: {text}: {out}") and remedy in err[0]
+    assert not [p for p in out.rglob("*") if p.is_file()]  # nothing that looks like an output
+
+
+@pytest.mark.parametrize("code, text, remedy", FAULTS)
+def test_evaluate_reports_a_write_fault_in_one_line(smoke_data, tmp_path, monkeypatch, capsys, code, text, remedy):
+    out = tmp_path / "runs"
+    monkeypatch.setattr(tempfile, "mkstemp", failing_mkstemp(code, text))
+    rc, err = run("evaluate", ["--profile", "smoke", "--name", "oracle", "--data", str(smoke_data),
+                               "--out", str(out)], capsys)
+    assert rc == 2 and err[-1].startswith(f"evaluate: {text}: {out / 'oracle'}") and remedy in err[-1]
+    assert not any("Traceback" in line for line in err)
+    assert not (out / "oracle" / "episodes.jsonl.gz").exists()
+
+
+def test_train_reports_a_read_only_runs_folder_in_one_line(tmp_path, monkeypatch, capsys):
+    runs = tmp_path / "runs"
+    real_mkdir = pathlib.Path.mkdir
+
+    def mkdir(self, *args, **kwargs):
+        if str(self).startswith(str(runs)):
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        return real_mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "mkdir", mkdir)
+    rc, err = run("train", ["configs/train/C_s0.json", "--profile", "smoke", "--runs", str(runs),
+                            "--archive", str(tmp_path / "archive"),
+                            "--stability-log", str(tmp_path / "logs" / "stability.jsonl")], capsys)
+    assert rc == 2 and err[-1] == (f"train: Read-only file system: {runs / 'C_s0'}; the file system is read-only: "
+                                   f"choose a writable output folder or remount it")
+    assert not runs.exists()
+
+
+def test_every_stage_script_runs_inside_the_boundary():
+    import yaml
+    scripts = {next(w for w in st.get("do", st)["cmd"].split() if w.startswith("scripts/"))
+               for st in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].values()}
+    for script in sorted(scripts):
+        name = Path(script).stem
+        assert f'sys.exit(run_stage("{name}", main))' in (ROOT / script).read_text(), script
