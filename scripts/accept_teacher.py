@@ -33,12 +33,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default=None)
     ap.add_argument("--params", type=Path, default=ROOT / "params.yaml")
-    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1" / "tasks")
+    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1",
+                    help="data root (default data/v1); task splits are read from its tasks/ folder")
     ap.add_argument("--out", type=Path, default=ROOT / "data" / "v1" / "teacher")
     args = ap.parse_args(argv)
     out = args.out
     try:
-        setup = load_setup(args.params, args.profile, args.data / "train_pool.jsonl", None,
+        setup = load_setup(args.params, args.profile, args.data / "tasks" / "train_pool.jsonl", None,
                            n_from=out / "pass1.jsonl.gz")
         tasks = {t["id"]: t for t in setup.offered}
         judged, passes = [], {}

@@ -96,11 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--episodes", type=int, default=16)
     ap.add_argument("--model", default="smollm2-135m-instruct")
-    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1" / "sft" / "oracle_train.jsonl")
+    ap.add_argument("--train-file", type=Path, default=ROOT / "data" / "v1" / "sft" / "oracle_train.jsonl")
     args = ap.parse_args(argv)
     recipe, _ = stage_config(load_params(ROOT / "params.yaml"), "train", TrainRecipe, "cpu")
     recipe = dataclasses.replace(recipe, gradient_checkpointing=False)
-    rows = list(read_jsonl(args.data))[: args.episodes]
+    rows = list(read_jsonl(args.train_file))[: args.episodes]
     folder = model_dir(args.model)
     peak = matmul_gflops()
     a = ours(folder, recipe, rows)

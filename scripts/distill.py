@@ -33,12 +33,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=None, help="tasks offered (default: the profile's distill.n)")
     ap.add_argument("--profile", default=None)
     ap.add_argument("--params", type=Path, default=ROOT / "params.yaml")
-    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1" / "tasks")
+    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1",
+                    help="data root (default data/v1); task splits are read from its tasks/ folder")
     ap.add_argument("--out", type=Path, default=ROOT / "data" / "v1" / "teacher")
     ap.add_argument("--model-path", default=None, help="local copy of a hub teacher")
     args = ap.parse_args(argv)
     try:
-        setup: TeacherSetup = load_setup(args.params, args.profile, args.data / "train_pool.jsonl", args.n)
+        setup: TeacherSetup = load_setup(args.params, args.profile, args.data / "tasks" / "train_pool.jsonl", args.n)
         backend = load_backend(setup.models.teacher, setup.models.teacher_backend, model_path=args.model_path)
     except (ConfigError, ModelError) as e:
         print(f"distill: {e}", file=sys.stderr)

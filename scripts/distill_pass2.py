@@ -36,13 +36,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default=None)
     ap.add_argument("--params", type=Path, default=ROOT / "params.yaml")
-    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1" / "tasks")
+    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1",
+                    help="data root (default data/v1); task splits are read from its tasks/ folder")
     ap.add_argument("--out", type=Path, default=ROOT / "data" / "v1" / "teacher")
     ap.add_argument("--model-path", default=None, help="local copy of a hub teacher")
     args = ap.parse_args(argv)
     pass1 = args.out / "pass1.jsonl.gz"
     try:
-        setup = load_setup(args.params, args.profile, args.data / "train_pool.jsonl", None,
+        setup = load_setup(args.params, args.profile, args.data / "tasks" / "train_pool.jsonl", None,
                            n_from=pass1)
         judged = judge_pass({t["id"]: t for t in setup.offered}, read_jsonl(pass1), str(pass1))
         todo = pass2_tasks(setup.offered, judged, setup.cfg)

@@ -49,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--adapter", type=Path, default=None, help="LoRA adapter folder for a trained run")
     ap.add_argument("--profile", default=None)
     ap.add_argument("--params", type=Path, default=ROOT / "params.yaml")
-    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1" / "tasks")
+    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1",
+                    help="data root (default data/v1); task splits are read from its tasks/ folder")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "runs")
     ap.add_argument("--model-path", default=None, help="local copy of a hub model")
     args = ap.parse_args(argv)
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         model, backend = models.teacher, models.teacher_backend
     tasks = []
     for split in cfg.splits:
-        path = args.data / f"{split}.jsonl"
+        path = args.data / "tasks" / f"{split}.jsonl"
         if not path.exists():
             ap.error(f"{path}: split file missing; run the build_datasets stage first")
         tasks += list(read_jsonl(path))[: cfg.max_tasks_per_split]

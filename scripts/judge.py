@@ -25,7 +25,8 @@ from ccl.boundary import run_stage  # noqa: E402
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--name", required=True, help="configuration or run name (a folder under --runs)")
-    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1" / "tasks")
+    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1",
+                    help="data root (default data/v1); task splits are read from its tasks/ folder")
     ap.add_argument("--runs", type=Path, default=ROOT / "results" / "runs")
     args = ap.parse_args(argv)
     folder = args.runs / args.name
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     tasks = {}
     for split in gen["splits"]:
-        path = args.data / f"{split}.jsonl"
+        path = args.data / "tasks" / f"{split}.jsonl"
         if not path.is_file():
             print(f"judge: {path}: split file missing; run the build_datasets stage first", file=sys.stderr)
             return 2

@@ -37,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default=None)
     ap.add_argument("--params", type=Path, default=ROOT / "params.yaml")
     ap.add_argument("--site", type=Path, default=ROOT / "web" / "public")
-    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1" / "tasks")
+    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1",
+                    help="data root (default data/v1); task splits are read from its tasks/ folder")
     ap.add_argument("--max-body", type=int, default=1 << 20, help="largest request body in bytes")
     ap.add_argument("--max-tokens", type=int, default=GenConfig().max_new_tokens,
                     help="tokens per completion or assistant turn when a request names none")
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         model, backend = models.student, args.backend or models.student_backend
     try:
         app = load_app(None if args.no_model else model, backend, args.adapter, args.model_path,
-                       site=args.site, data=args.data, max_body=args.max_body,
+                       site=args.site, data=args.data / "tasks", max_body=args.max_body,
                        gen=GenConfig(max_new_tokens=args.max_tokens), quiet=args.quiet)
     except ModelError as e:
         print(f"serve: {e}", file=sys.stderr)

@@ -24,7 +24,7 @@ def smoke_distilled(smoke_data):
     distill (pass 1), distill_pass2 and accept_teacher."""
     root = smoke_data.parent
     for script in ("scripts/distill.py", "scripts/distill_pass2.py", "scripts/accept_teacher.py"):
-        subprocess.run([sys.executable, script, "--profile", "smoke", "--data", str(smoke_data),
+        subprocess.run([sys.executable, script, "--profile", "smoke", "--data", str(root),
                         "--out", str(root / "teacher")], cwd=ROOT, check=True, capture_output=True)
     return root
 
@@ -46,9 +46,9 @@ def smoke_study(smoke_distilled, tmp_path_factory):
            "--stability-log", str(study / "logs" / "stability.jsonl"))
     results = study / "results" / "runs"
     for name, extra in (("C_s0", ["--adapter", str(runs / "C_s0")]), ("oracle", [])):
-        run_py("scripts/evaluate.py", "--profile", "smoke", "--name", name, *extra, "--data", str(data / "tasks"),
+        run_py("scripts/evaluate.py", "--profile", "smoke", "--name", name, *extra, "--data", str(data),
                "--out", str(results))
-        run_py("scripts/judge.py", "--name", name, "--data", str(data / "tasks"), "--runs", str(results))
+        run_py("scripts/judge.py", "--name", name, "--data", str(data), "--runs", str(results))
     run_py("scripts/analyze.py", "--profile", "smoke", "--runs", str(results), "--out",
            str(study / "results" / "summary.json"))
     return study

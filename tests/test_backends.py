@@ -72,9 +72,9 @@ def test_torch_and_mlx_give_the_same_greedy_action(torch_backend):
 def evaluate(name, data, out, *extra):
     """The evaluate stage (transcripts), then the judge stage (verdicts, metrics.json) when it succeeded."""
     r = subprocess.run([sys.executable, "scripts/evaluate.py", "--profile", "smoke", "--name", name,
-                        "--data", str(data), "--out", str(out), *extra], cwd=ROOT, capture_output=True, text=True)
+                        "--data", str(data.parent), "--out", str(out), *extra], cwd=ROOT, capture_output=True, text=True)
     if r.returncode == 0:
-        j = subprocess.run([sys.executable, "scripts/judge.py", "--name", name, "--data", str(data), "--runs", str(out)],
+        j = subprocess.run([sys.executable, "scripts/judge.py", "--name", name, "--data", str(data.parent), "--runs", str(out)],
                            cwd=ROOT, capture_output=True, text=True)
         assert j.returncode == 0, j.stderr[-2000:]
     return r

@@ -52,7 +52,7 @@ def test_build_datasets_reports_a_write_fault_in_one_line(tmp_path, monkeypatch,
 def test_evaluate_reports_a_write_fault_in_one_line(smoke_data, tmp_path, monkeypatch, capsys, code, text, remedy):
     out = tmp_path / "runs"
     monkeypatch.setattr(tempfile, "mkstemp", failing_mkstemp(code, text))
-    rc, err = run("evaluate", ["--profile", "smoke", "--name", "oracle", "--data", str(smoke_data),
+    rc, err = run("evaluate", ["--profile", "smoke", "--name", "oracle", "--data", str(smoke_data.parent),
                                "--out", str(out)], capsys)
     assert rc == 2 and err[-1].startswith(f"evaluate: {text}: {out / 'oracle'}") and remedy in err[-1]
     assert not any("Traceback" in line for line in err)

@@ -174,7 +174,7 @@ def run_script(*args, **kw):
 
 
 def test_distill_killed_and_rerun_gives_byte_identical_files(smoke_data, smoke_distilled, tmp_path):
-    base = ["scripts/distill.py", "--profile", "smoke", "--data", str(smoke_data)]
+    base = ["scripts/distill.py", "--profile", "smoke", "--data", str(smoke_data.parent)]
     straight = smoke_distilled / "teacher"  # the same stage run straight through
     killed = tmp_path / "killed"
     p = run_script(*base, "--out", str(killed))

@@ -111,3 +111,12 @@ def test_generation_and_training_never_depend_on_the_validator(stage):
 def test_judging_stages_depend_on_the_validator(stage):
     _, deps = next((s, d) for name, s, d in STAGES if name == stage)
     assert {"ccl/validate.py", "ccl/answers.py", "ccl/task_facts.py", "ccl/matching.py"} <= set(deps)
+
+
+def test_data_means_the_data_root_in_every_stage_script():
+    """--data is data/v1 everywhere (tasks, sft, teacher and variants are folders inside it)."""
+    for _, script, _ in STAGES:
+        text = (ROOT / script).read_text()
+        if '"--data"' in text:
+            assert 'add_argument("--data", type=Path, default=ROOT / "data" / "v1"' in text, script
+            assert 'default=ROOT / "data" / "v1" /' not in text.split('"--data"')[1].split("\n")[0], script
