@@ -189,11 +189,11 @@ def fact_present(alternatives: list[str], answer: str) -> bool:
     return bool(fact_spans(alternatives, answer))
 
 
-def mentions(value: str | float, answer: str) -> bool:
-    """Does the answer state this value (a number by value, text as a whole token run)?"""
+def value_spans(value: str | float, answer: str) -> list[tuple[int, int]]:
+    """Where the answer states this value (a number by value, text as a whole token run)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return bool(number_spans(float(value), answer))
-    return bool(text_spans(str(value), answer))
+        return number_spans(float(value), answer)
+    return text_spans(str(value), answer)
 
 
 # ---------------------------------------------------------------- clauses

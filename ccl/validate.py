@@ -21,10 +21,10 @@ import re
 from typing import Any, Iterable
 
 from .answers import (attributed, doubts_elsewhere, expand_negations, fact_decimals, fact_present, fact_spans,
-                      fact_value, hedged,
-                      negated, negation_before, norm, number_matches, number_spans, numbers, text_spans)
+                      fact_value, hedged, negated, negation_before, norm, number_matches, numbers, text_spans,
+                      value_spans)
 from .matching import args_match
-from .task_facts import ID_RE, Fact, currency_codes, task_facts
+from .task_facts import ID_RE, currency_codes, task_facts
 from .tools import TOOLS
 
 # call outcomes in which the world answered a well-formed request (a result, "no such
@@ -221,31 +221,29 @@ def _currencies_near(span: tuple[int, int], answer: str) -> set[str]:
     return found
 
 
-def _rivals(task: dict, f: Fact, answer: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Spans of other values of the fact's kind: its competitors, and for a number any other
-    number that is neither in the request nor a required fact."""
-    out = [s for c in f.competitors for s in _value_spans(c, answer)]
-    if f.value is not None:
-        request = {round(n.value, 6) for n in numbers(norm(task["request"]))}
-        values = [v for v in (fact_value(x) for x in task["required_facts"]) if v is not None]
-        out += [(n.start, n.end) for n in numbers(norm(answer)) if round(n.value, 6) not in request
-                and not any(number_matches(n, v, fact_decimals(v)) for v in values)]
-    return [s for s in out if s not in spans]
+def _other_numbers(task: dict, answer: str) -> list[tuple[int, int]]:
+    """Spans of the numbers in the answer that are neither in the request nor a required fact."""
+    request = {round(n.value, 6) for n in numbers(norm(task["request"]))}
+    values = [v for v in (fact_value(x) for x in task["required_facts"]) if v is not None]
+    return [(n.start, n.end) for n in numbers(norm(answer)) if round(n.value, 6) not in request
+            and not any(number_matches(n, v, fact_decimals(v)) for v in values)]
 
 
 def _fact_reasons(task: dict, answer: str) -> list[str]:
     """Competing values, hedges, negations, misattributed parallel values, wrong currencies."""
     reasons: set[str] = set()
     facts = task_facts(task)
-    all_spans = [s for f in facts for s in fact_spans(f.spellings, answer)]
+    spans_of = [fact_spans(f.spellings, answer) for f in facts]
+    all_spans = [s for spans in spans_of for s in spans]
     if all_spans and doubts_elsewhere(answer, all_spans):
         reasons.add("hedged_fact")
-    for i, f in enumerate(facts):
-        spans = fact_spans(f.spellings, answer)
+    for i, (f, spans) in enumerate(zip(facts, spans_of)):
         if not spans:
             continue  # missing facts are the write-up's reason already
-        rivals = _rivals(task, f, answer, spans)
-        competing = [s for c in f.competitors for s in _value_spans(c, answer)]
+        competing = [s for c in f.competitors for s in value_spans(c, answer)]
+        # rivals: other values of the fact's kind (competitors; for a number, any other number)
+        rivals = [s for s in competing + (_other_numbers(task, answer) if f.value is not None else [])
+                  if s not in spans]
         if f.exclusive:
             competing += rivals  # a computed result: any other number is a second answer
         if any(not negated(s, answer) for s in competing):
@@ -269,14 +267,8 @@ def _fact_reasons(task: dict, answer: str) -> list[str]:
     return sorted(reasons)
 
 
-def _value_spans(value: str | float, answer: str) -> list[tuple[int, int]]:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return number_spans(float(value), answer)
-    return text_spans(str(value), answer)
-
-
-def _claims(answer: str, tools: Iterable[str]) -> bool:
-    text = expand_negations(answer)
+def _claims(text: str, tools: Iterable[str]) -> bool:
+    """``text``: the answer with contractions spelled out (``expand_negations``)."""
     for tool in tools:
         for m in re.finditer(CLAIMS.get(tool, r"(?!)"), text):
             if not negation_before(text[:m.start()], 3):
@@ -300,7 +292,7 @@ def _outcome_reasons(task: dict, answer: str) -> list[str]:
                     if n["forbidden"] or task["approvals"].get(n["tool"]) == "deny"}
     elif status == "failed":
         withheld = CLAIMS  # nothing consequential happened when the entity does not exist
-    if _claims(answer, withheld):
+    if _claims(text, withheld):
         reasons.append("claims_action")
     return reasons
 

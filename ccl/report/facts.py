@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from .artifacts import Artifacts, Missing
+from ..vocabulary import BASELINES
 from .tables import SUMMARY
 
-BASELINES = ("A_base", "A_fewshot", "teacher", "oracle")
 MAIN_VARIANTS = ("B", "C", "Dmix", "Dseq")
 
 
