@@ -1,0 +1,59 @@
+"""SHA-256 of the smoke chain's outputs, to show a refactor changes no byte of them.
+
+    python tests/smoke_fingerprints.py STUDY_ROOT > tests/fixtures/smoke_fingerprints.json
+
+STUDY_ROOT is a repository-shaped smoke study (the ``smoke_study`` fixture of conftest.py;
+keep it with ``pytest --basetemp DIR``). Two groups, because the brief's byte-stability
+claim differs between them:
+- ``portable``: tasks, oracle SFT rows, the teacher's greedy transcripts, acceptance, the
+  training sets and the oracle's transcripts and verdicts. Hardware-independent.
+- ``cpu_bound``: the adapter and the trained run's transcripts and verdicts. Floating-point
+  sums of training differ between CPU generations (AVX2 vs AVX-512), so these are compared
+  only on a CPU with the recorded ``cpu`` signature.
+Files that carry wall times (summaries, generation.json, step logs) are left out.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import sys
+from pathlib import Path
+
+PORTABLE = (
+    "data/v1/tasks/train_pool.jsonl", "data/v1/tasks/val_pool.jsonl", "data/v1/tasks/eval_id.jsonl",
+    "data/v1/tasks/eval_ood.jsonl", "data/v1/tasks/eval_unseen.jsonl", "data/v1/tasks/eval_renamed.jsonl",
+    "data/v1/tasks/eval_catalog_0.jsonl", "data/v1/tasks/eval_catalog_5.jsonl",
+    "data/v1/tasks/eval_catalog_12.jsonl", "data/v1/manifest.json", "data/v1/sft/oracle_train.jsonl", "data/v1/sft/oracle_val.jsonl",
+    "data/v1/leakage_audit.json",
+    "data/v1/teacher/pass1.jsonl.gz", "data/v1/teacher/pass2.jsonl.gz", "data/v1/teacher/acceptance.jsonl",
+    "data/v1/variants/B.jsonl", "data/v1/variants/C.jsonl", "data/v1/variants/C_matched.jsonl",
+    "data/v1/variants/C_25.jsonl", "data/v1/variants/C_50.jsonl", "data/v1/variants/C_full.jsonl",
+    "data/v1/variants/Dmix.jsonl", "data/v1/variants/Dseq.jsonl", "data/v1/variants/variants.json",
+    "results/runs/oracle/episodes.jsonl.gz", "results/runs/oracle/verdicts.jsonl.gz",
+)
+CPU_BOUND = (
+    "runs/C_s0/adapter/adapter_model.safetensors", "runs/C_s0/adapter/adapter_config.json", "runs/C_s0/config.json",
+    "results/runs/C_s0/episodes.jsonl.gz", "results/runs/C_s0/verdicts.jsonl.gz",
+)
+
+
+def cpu_signature() -> str:
+    """What decides float sums in training: the machine, torch's kernel level, the threads."""
+    import torch
+
+    return f"{platform.machine()} {torch.backends.cpu.get_cpu_capability()} threads={torch.get_num_threads()}"
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def fingerprints(root: Path) -> dict:
+    return {"portable": {rel: sha256(root / rel) for rel in PORTABLE},
+            "cpu": cpu_signature(),
+            "cpu_bound": {rel: sha256(root / rel) for rel in CPU_BOUND}}
+
+
+if __name__ == "__main__":
+    print(json.dumps(fingerprints(Path(sys.argv[1])), indent=1, sort_keys=True))
