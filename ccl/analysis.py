@@ -22,13 +22,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .errors import StageError
 from .jsonio import read_json, read_jsonl, sha256_file
 from .stats import Interval, hierarchical_bootstrap, holm, paired_difference, pass_hat_k, task_bootstrap
 from .stats._common import SEED_STREAM, TASK_STREAM, chunks, stream
-from .vocabulary import DIAGNOSTICS, MAIN_SPLITS, OUTCOMES
+from .vocabulary import COMPARISONS, CONFIG_ORDER, DIAGNOSTICS, MAIN_SPLITS, OUTCOMES, parse_run_name
 
-CONFIG_ORDER = ("A_base", "A_fewshot", "B", "C", "Dmix", "Dseq", "C_matched", "C_25", "C_50", "C_full",
-                "teacher", "oracle")
 METRICS = OUTCOMES + DIAGNOSTICS
 # Diagnostics that are per-episode rates (reported in percent); the rest are counts or turns (raw means).
 RATE_DIAGNOSTICS = ("tool_selection", "arg_correct", "dependency_safe", "strict_schema", "parallel_ok")
@@ -36,23 +35,10 @@ STRATA = ("template", "family", "depth", "graph_seen", "faults")
 VERDICTS = "verdicts.jsonl.gz"  # the judge stage's per-episode verdicts of a run
 POOLED = "all"
 PASS_K_MAX = 4
-RUN_NAME = re.compile(r"^(?P<config>.+)_s(?P<seed>\d+)$")
 CATALOG_SPLIT = re.compile(r"^eval_catalog_(?P<k>\d+)$")
 
 
-def _comparisons() -> tuple[tuple[str, str], ...]:
-    """The write-up's 21 paired comparisons (a, b), in its order: a - b."""
-    vs_base = [(x, "A_base") for x in ("A_fewshot", "B", "C", "Dmix", "Dseq", "C_matched", "C_25", "C_50",
-                                       "C_full", "teacher", "oracle")]
-    vs_fewshot = [(x, "A_fewshot") for x in ("B", "C", "Dmix", "Dseq")]
-    direct = [("C", "B"), ("Dmix", "B"), ("Dmix", "C"), ("Dseq", "Dmix"), ("C_matched", "C"), ("C_matched", "B")]
-    return tuple(vs_base + vs_fewshot + direct)
-
-
-COMPARISONS = _comparisons()
-
-
-class AlignmentError(ValueError):
+class AlignmentError(StageError, ValueError):
     """Runs or configurations that should share a task set do not; the message names them."""
 
 
@@ -168,12 +154,6 @@ def _cell(ci: Interval | None, n: int, scale: float = 100.0) -> dict | None:
 
 
 # ---------------------------------------------------------------- loading
-
-def parse_run_name(name: str) -> tuple[str, int | None]:
-    """``B_s2`` -> ("B", 2); ``A_base`` -> ("A_base", None)."""
-    m = RUN_NAME.match(name)
-    return (m["config"], int(m["seed"])) if m else (name, None)
-
 
 def group_runs(names: Iterable[str]) -> dict[str, tuple[str, ...]]:
     """config -> its run names ordered by seed. Raises if a config has both seeded and unseeded runs."""

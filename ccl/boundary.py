@@ -1,15 +1,18 @@
-"""The error boundary of every stage entry point: file-system faults become one line.
+"""The error boundary of every stage entry point: faults a user can fix become one line.
 
 A stage that cannot write (a read-only folder, a full disk, no permission) ends with one
-line naming the path and the remedy, never a traceback. Outputs are written to a temporary
-name and renamed (``ccl.jsonio``), so a failed write never leaves a partial file that looks
-complete; resumable stages keep their finished chunks for the rerun.
+line naming the path and the remedy, never a traceback; so does any ``StageError`` (a
+bad config, a missing or corrupt input, an unknown model). Outputs are written to a
+temporary name and renamed (``ccl.jsonio``), so a failed write never leaves a partial
+file that looks complete; resumable stages keep their finished chunks for the rerun.
 """
 from __future__ import annotations
 
 import errno
 import sys
 from typing import Callable
+
+from .errors import StageError
 
 REMEDIES = {
     errno.ENOSPC: "free disk space and rerun the stage (finished work is kept)",
@@ -28,9 +31,13 @@ def describe(e: OSError) -> str:
 
 
 def run_stage(name: str, main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
-    """Run a stage's ``main``; a file-system fault prints one line and returns 2."""
+    """Run a stage's ``main``; a StageError or a file-system fault prints one line and returns
+    the error's exit status (2; 3 for a training run that broke the stability rule)."""
     try:
         return main(argv)
+    except StageError as e:
+        print(f"{name}: {e}", file=sys.stderr)
+        return e.exit_code
     except OSError as e:
         print(f"{name}: {describe(e)}", file=sys.stderr)
         return 2

@@ -4,17 +4,24 @@
 section may hold a ``profiles:`` mapping whose entry for the active profile overrides the
 section's other keys; profiles change sizes only, never code paths. Unknown sections and
 keys, values of the wrong type and YAML syntax errors are one-line errors naming the file,
-the key and what is valid, raised before any work.
+the key and what is valid, raised before any work. pydantic does the checking; the stage
+dataclasses stay plain stdlib ones, and are what ``stage_config`` returns.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
+import pydantic
 import yaml
+from typing_extensions import TypedDict  # pydantic needs this one, not typing's, before Python 3.12
+
+from .errors import StageError
+from .vocabulary import RUNS
 
 PROFILES = ("paper", "cpu", "smoke")
 # the top level of params.yaml: the profile, the run matrix, and one section per stage
@@ -22,7 +29,7 @@ SECTIONS = ("profile", "runs", "models", "build_datasets", "distill", "build_sft
 T = TypeVar("T")
 
 
-class ConfigError(ValueError):
+class ConfigError(StageError, ValueError):
     """A params problem; the message names the key, the place and the valid choices."""
 
 
@@ -36,13 +43,29 @@ def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}: YAML syntax error{at}: {getattr(e, 'problem', None) or e}") from None
+        problem = " ".join(str(getattr(e, "problem", None) or e).split())  # one line, whatever PyYAML says
+        raise ConfigError(f"{path}: YAML syntax error{at}: {problem}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     if not isinstance(params, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     unknown = sorted(set(params) - set(SECTIONS), key=str)
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {unknown}; valid sections: {', '.join(SECTIONS)}")
+    check_runs(params.get("runs", []), f"{path}: runs")
     return params
+
+
+def check_runs(runs: Any, where: str) -> list[str]:
+    """The run matrix must name runs of ``ccl.vocabulary.RUNS``, each once."""
+    if not isinstance(runs, list) or not all(isinstance(r, str) for r in runs):
+        raise ConfigError(f"{where}: expected a list of run names, got {runs!r}")
+    unknown = [r for r in runs if r not in RUNS]
+    if unknown:
+        raise ConfigError(f"{where}: unknown run(s) {unknown}; valid runs: {', '.join(RUNS)}")
+    if len(set(runs)) != len(runs):
+        raise ConfigError(f"{where}: a run is listed twice: {runs}")
+    return runs
 
 
 def check_profile(profile: Any, where: str) -> str:
@@ -51,36 +74,111 @@ def check_profile(profile: Any, where: str) -> str:
     return profile
 
 
-def _build(cls: type[T], values: dict[str, Any], where: str) -> T:
-    if not isinstance(values, dict):
-        raise ConfigError(f"{where}: expected a mapping of keys, got {values!r}")
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - set(fields), key=str)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {unknown}; valid keys: {sorted(fields)}")
-    hints = typing.get_type_hints(cls)
+# Validation is pydantic's, on a twin of each stage dataclass built from ``dataclasses.fields``: a
+# ``total=False`` TypedDict with ``extra="forbid"``. A TypedDict returns only the keys the file gives, so the
+# defaults stay in the dataclass alone, and we still build the very same stdlib dataclass (callers compare,
+# hash and fingerprint it). ``TypeAdapter(cls, config=...)`` cannot be used on the dataclass itself: pydantic
+# refuses a config for a dataclass, and it would take a config from the class, which we must not edit.
+# Scalars are pydantic's Strict* types (no "5" -> 5, no true -> 1); a float field is ``StrictInt | StrictFloat``
+# so an int is passed through unchanged, as before (``lr: 1`` stays the int 1 in a run's fingerprint).
+def _strict(hint: Any) -> Any:
+    """The pydantic type that validates a value of ``hint`` strictly (no coercion)."""
+    if hint in _SCALARS:
+        return _SCALARS[hint]
+    sub = _dataclass_type(hint)
+    if sub:
+        return _twin(sub)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[tuple(_strict(a) for a in args)]
+    if origin is tuple:  # YAML has no tuples: a list is accepted and becomes a tuple, nothing else (no set)
+        inner = tuple(a if a is Ellipsis else _strict(a) for a in args)
+        return Annotated[tuple[inner], pydantic.Strict(), pydantic.BeforeValidator(_list_as_tuple)]
+    if origin is list:
+        return Annotated[list[tuple(_strict(a) for a in args)], pydantic.Strict()]
+    return hint  # Literal, Any and the like validate as pydantic does
+
+
+_SCALARS: dict[Any, Any] = {bool: pydantic.StrictBool, int: pydantic.StrictInt, str: pydantic.StrictStr,
+                            float: pydantic.StrictInt | pydantic.StrictFloat, type(None): None}
+
+
+def _list_as_tuple(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """The resolved annotations of the fields a caller may set (``init=True``)."""
+    hints = typing.get_type_hints(cls, localns=_TYPES)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.init}
+
+
+@functools.cache
+def _twin(cls: type) -> Any:
+    twin = TypedDict(f"{cls.__name__}Keys", {k: _strict(h) for k, h in _hints(cls).items()}, total=False)
+    twin.__pydantic_config__ = pydantic.ConfigDict(extra="forbid")  # what pydantic.with_config sets
+    return twin
+
+
+@functools.cache
+def _adapter(cls: type) -> pydantic.TypeAdapter:
+    return pydantic.TypeAdapter(_twin(cls))
+
+
+def _build(cls: type[T], values: Any, where: str) -> T:
+    try:
+        checked = _adapter(cls).validate_python(values)
+    except pydantic.ValidationError as e:
+        raise ConfigError(_message(cls, values, e.errors(), where)) from None
+    return _instantiate(cls, checked, where)
+
+
+def _instantiate(cls: type[T], checked: dict[str, Any], where: str) -> T:
+    """The dataclass (nested ones too) from validated values; its ``__post_init__`` errors become ConfigErrors."""
     kwargs = {}
-    for name, value in values.items():
-        sub = _dataclass_type(hints.get(name, fields[name].type))
-        if sub and isinstance(value, dict):
-            kwargs[name] = _build(sub, value, f"{where}.{name}")
-        else:
-            _check_type(value, hints.get(name), f"{where}.{name}")
-            kwargs[name] = tuple(value) if isinstance(value, list) and _is_tuple(hints.get(name)) else value
+    for name, value in checked.items():
+        sub = _nested(_hints(cls)[name])
+        kwargs[name] = _instantiate(sub, value, f"{where}.{name}") if sub and isinstance(value, dict) else value
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as e:
         raise ConfigError(f"{where}: {e}") from None
 
 
-def _is_tuple(hint: Any) -> bool:
-    return typing.get_origin(hint) is tuple or any(typing.get_origin(a) is tuple for a in typing.get_args(hint))
+def _message(cls: type, values: Any, errors: list[Any], where: str) -> str:
+    """One line for pydantic's errors: unknown keys first (all of one mapping), else the first wrong value."""
+    unknown = [e for e in errors if e["type"] in ("extra_forbidden", "invalid_key")]  # invalid_key: not text
+    if unknown:
+        parent = unknown[0]["loc"][:-1]
+        path, hint, _ = _locate(cls, values, parent)
+        keys = sorted((e["loc"][-1] for e in unknown if e["loc"][:-1] == parent), key=str)
+        return f"{where}{path}: unknown key(s) {keys}; valid keys: {sorted(_hints(_nested(hint)))}"
+    path, hint, value = _locate(cls, values, errors[0]["loc"])
+    tip = ""
+    if isinstance(value, str) and "e" in value.lower() and (hint is float or float in typing.get_args(hint)):
+        tip = " (YAML reads 1e-3 as text: write 1.0e-3)"
+    return f"{where}{path}: expected {_describe(hint)}, got {value!r}{tip}"
+
+
+def _locate(cls: type, values: Any, loc: tuple[Any, ...]) -> tuple[str, Any, Any]:
+    """Follow pydantic's ``loc`` through the (nested) config keys to the dotted path, hint and value to
+    report; a list item or a union member in ``loc`` reports its whole key."""
+    path, hint, value = "", cls, values
+    for key in loc:
+        sub = _nested(hint)
+        if not (sub and isinstance(value, dict) and key in _hints(sub)):
+            break
+        path, hint, value = f"{path}.{key}", _hints(sub)[key], value[key]
+    return path, hint, value
 
 
 def _describe(hint: Any) -> str:
     names = {int: "an integer", float: "a number", str: "text", bool: "true or false", type(None): "null"}
     if hint in names:
         return names[hint]
+    if _dataclass_type(hint):
+        return "a mapping of keys"
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         return " or ".join(_describe(a) for a in typing.get_args(hint))
@@ -91,44 +189,13 @@ def _describe(hint: Any) -> str:
     return getattr(hint, "__name__", str(hint))
 
 
-def _matches(value: Any, hint: Any) -> bool:
-    if hint is None or hint is Any:
-        return True
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        return any(_matches(value, a) for a in typing.get_args(hint))
-    if origin in (tuple, list):
-        args = [a for a in typing.get_args(hint) if a is not Ellipsis]
-        return isinstance(value, (list, tuple)) and all(_matches(v, args[0]) for v in value) if args else True
-    if origin is dict:
-        return isinstance(value, dict)
-    if origin is typing.Literal:
-        return value in typing.get_args(hint)
-    if hint is type(None):
-        return value is None
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if isinstance(hint, type):
-        return isinstance(value, hint) or dataclasses.is_dataclass(hint)
-    return True
+def _dataclass_type(hint: Any) -> type | None:
+    return hint if isinstance(hint, type) and dataclasses.is_dataclass(hint) else None
 
 
-def _check_type(value: Any, hint: Any, where: str) -> None:
-    if not _matches(value, hint):
-        tip = ""
-        if isinstance(value, str) and _matches(1.0, hint):
-            tip = " (YAML reads 1e-3 as text: write 1.0e-3)" if "e" in value.lower() else ""
-        raise ConfigError(f"{where}: expected {_describe(hint)}, got {value!r}{tip}")
-
-
-def _dataclass_type(ftype: Any) -> type | None:
-    if isinstance(ftype, str):
-        ftype = _TYPES.get(ftype)
-    return ftype if dataclasses.is_dataclass(ftype) else None
+def _nested(hint: Any) -> type | None:
+    """The config dataclass a key holds, also where it may be null (``Rule | None``)."""
+    return next(filter(None, map(_dataclass_type, (hint, *typing.get_args(hint)))), None)
 
 
 _TYPES: dict[str, type] = {}
@@ -145,17 +212,27 @@ def stage_config(params: dict[str, Any], stage: str, cls: type[T], profile: str 
     """Resolve ``params[stage]`` for the active (or given) profile into ``cls``."""
     profile = check_profile(profile if profile is not None else params.get("profile"),
                             f"{where}: profile" if profile is None else "--profile")
-    section = dict(params.get(stage) or {})
-    overrides = section.pop("profiles", {}) or {}
-    unknown = sorted(set(overrides) - set(PROFILES))
+    section = _mapping(params.get(stage), f"{where}: {stage}")
+    overrides = _mapping(section.pop("profiles", None), f"{where}: {stage}.profiles")
+    unknown = sorted(set(overrides) - set(PROFILES), key=str)
     if unknown:
         raise ConfigError(f"{where}: {stage}.profiles has unknown profile(s) {unknown}; "
                           f"valid profiles: {', '.join(PROFILES)}")
-    section.update(overrides.get(profile) or {})
+    section.update(_mapping(overrides.get(profile), f"{where}: {stage}.profiles.{profile}"))
     return _build(cls, section, f"{where}: {stage}"), profile
 
 
-def stage_with_models(params_path: str | Path, stage: str, cls: type[T], profile: str | None = None):
+def _mapping(value: Any, where: str) -> dict[Any, Any]:
+    """A copy of a section (or profile override) mapping; an empty one (YAML null) is no keys."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a mapping of keys, got {value!r}")
+    return dict(value)
+
+
+def stage_with_models(params_path: str | Path, stage: str, cls: type[T],
+                      profile: str | None = None) -> tuple[T, Any, str]:
     """A model-using stage's config, the profile's ``models`` section, and the profile name."""
     from .models.registry import ModelsConfig
 

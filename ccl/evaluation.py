@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterable
+from typing import Callable
 
 from .resources import peak_memory_gb
 from .resume import ChunkLog
@@ -46,7 +46,7 @@ def strata(task: dict) -> dict:
 def transcript_row(task: dict, ep) -> dict:
     """One finished episode: task id, split, strata, token counts and the full record (no verdict)."""
     return {"task_id": task["id"], "dataset": task["dataset"], **strata(task),
-            "new_tokens": ep.scratch.get("tokens", 0), "prompt_tokens": ep.scratch.get("prompt_tokens", 0),
+            "new_tokens": ep.new_tokens, "prompt_tokens": ep.prompt_tokens,
             "record": ep.record()}
 
 

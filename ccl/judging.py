@@ -8,24 +8,27 @@ teacher demonstrations changes).
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable, cast
 
+from .errors import StageError
+from .records import TRANSCRIPT_ONLY, EpisodeRow, SplitMetrics, Task, VerdictRow
 from .validate import validate
 from .vocabulary import DIAGNOSTICS, MAIN_SPLITS, OUTCOMES
 
 
-class JudgeError(ValueError):
+class JudgeError(StageError, ValueError):
     """A transcript that cannot be judged (its task is missing); the message names it."""
 
 
-def verdict_row(task: dict, row: dict) -> dict:
+def verdict_row(task: Task, row: EpisodeRow) -> VerdictRow:
     """A transcript row without its record, with the verdict of the current validator."""
-    out = {k: v for k, v in row.items() if k not in ("record", "new_tokens", "prompt_tokens")}
+    # every other field (strata, and whatever a producer added) is copied unchanged
+    out: dict[str, Any] = {k: v for k, v in row.items() if k not in TRANSCRIPT_ONLY}
     out["verdict"] = validate(task, row["record"])
-    return out
+    return cast(VerdictRow, out)
 
 
-def judge_rows(tasks_by_id: dict[str, dict], rows: Iterable[dict], where: str) -> list[dict]:
+def judge_rows(tasks_by_id: dict[str, Task], rows: Iterable[EpisodeRow], where: str) -> list[VerdictRow]:
     out = []
     for row in rows:
         task = tasks_by_id.get(row["task_id"])
@@ -40,15 +43,16 @@ def _mean(values: Iterable) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def summarise(rows: list[dict]) -> dict:
+def summarise(rows: list[VerdictRow]) -> SplitMetrics:
     """n, both success rates and the mean of every diagnostic (nulls skipped)."""
-    out: dict = {"n": len(rows)}
+    out: dict[str, Any] = {"n": len(rows)}
     for k in OUTCOMES + DIAGNOSTICS:
         out[k] = _mean(r["verdict"][k] for r in rows)
-    return out
+    return cast(SplitMetrics, out)
 
 
-def metrics(rows: list[dict], splits: Iterable[str]) -> dict:
+def metrics(rows: list[VerdictRow], splits: Iterable[str]) -> dict[str, Any]:
+    """The run summary's ``splits`` and ``pooled_main`` (records.RunSummary)."""
     by_split = {s: summarise([r for r in rows if r["dataset"] == s]) for s in splits}
     pooled = [r for r in rows if r["dataset"] in MAIN_SPLITS]
     return {"splits": by_split, "pooled_main": summarise(pooled) if pooled else None}

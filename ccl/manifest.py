@@ -3,7 +3,8 @@
 A ``manifest.json`` lists the files beside and below it (paths relative to its folder)
 with SHA-256, size in bytes, row count (JSON Lines) and per-family composition.
 :func:`verify_tree` rechecks every manifest under a root and reports each file that
-differs, is missing, or is present but listed by no manifest.
+differs, is missing, or is present but listed by no manifest; :func:`check_against_manifest`
+refuses a stage input whose bytes differ from its manifest.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
+from .errors import InputError
 from .jsonio import read_json, read_jsonl, sha256_file, write_json
 
 MANIFEST = "manifest.json"
@@ -78,3 +80,20 @@ def verify_tree(root: Path, scan: list[Path] | None = None) -> list[str]:
                     and path.resolve() not in listed):
                 problems.append(f"UNEXPECTED {path.relative_to(root).as_posix()} (in no manifest)")
     return problems
+
+
+def check_against_manifest(folder: Path, producers: dict[str, str], manifest_stage: str) -> None:
+    """A file whose bytes differ from its folder's manifest is corrupt, even if it parses.
+
+    ``producers`` maps each file name to the stage that writes it (the remedy to name)."""
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        raise InputError(f"{manifest}: missing; run the {manifest_stage} stage first")
+    files = read_json(manifest)["files"]
+    for name, stage in producers.items():
+        path = folder / name
+        if not path.exists():
+            raise InputError(f"{path}: missing; run the {stage} stage first")
+        if name not in files or sha256_file(path) != files[name]["sha256"]:
+            raise InputError(f"{path}: corrupt (SHA-256 differs from {manifest}); rerun the {stage} stage "
+                             f"and then {manifest_stage}")

@@ -9,13 +9,35 @@ It is the source of config-C data and the validator's ceiling; it is not a model
 """
 from __future__ import annotations
 
+import enum
+from dataclasses import dataclass, field
 from typing import Any
 
+from .records import CallOutcome, GoldNode, Status
 from .runtime import Action, Episode, format_action
 from .tasks import resolve
 
-_TERMINAL = {"not_found": "failed", "approval_denied": "blocked", "denied_retry": "blocked",
-             "permission_denied": "refused"}
+# Call outcomes that end the task, and the status the oracle then reports; any outcome
+# not handled in _absorb and not listed here also ends it, as failed.
+_TERMINAL = {CallOutcome.NOT_FOUND: Status.FAILED, CallOutcome.APPROVAL_DENIED: Status.BLOCKED,
+             CallOutcome.DENIED_RETRY: Status.BLOCKED, CallOutcome.PERMISSION_DENIED: Status.REFUSED}
+
+
+class NodeState(enum.StrEnum):
+    """Where the oracle stands with one gold node (a node not yet called has no state)."""
+
+    DONE = "done"  # its call returned a result
+    RETRY = "retry"  # its call timed out; call it again
+    DOWN = "down"  # its service is unavailable; its fallback node takes over
+
+
+@dataclass
+class OracleState:
+    """The oracle's memory of one episode, kept on ``Episode.oracle`` between turns."""
+
+    nodes: dict[str, NodeState] = field(default_factory=dict)  # gold node id -> state
+    results: dict[str, Any] = field(default_factory=dict)  # gold node id -> its observed result
+    pending: list[str] = field(default_factory=list)  # ids of last turn's calls, in call order
 
 
 def _fmt(value: Any) -> str:
@@ -36,50 +58,52 @@ class OraclePolicy:
         return [self.act(ep) for ep in eps]
 
     def decide(self, ep: Episode) -> Action:
-        st = ep.scratch.setdefault("oracle", {"state": {}, "results": {}, "pending": []})
+        if ep.oracle is None:  # the episode's first turn
+            ep.oracle = OracleState()
+        st = ep.oracle
         nodes = ep.task["gold"]["nodes"]
         outcome = self._absorb(ep, st)
         if outcome is not None:
             return self._final(ep, st, outcome)
         if any(n["forbidden"] for n in nodes):
-            return self._final(ep, st, "refused")
-        ready = [n for n in nodes if self._ready(n, st["state"])]
+            return self._final(ep, st, Status.REFUSED)
+        ready = [n for n in nodes if self._ready(n, st.nodes)]
         if not ready:
-            return self._final(ep, st, "done")
-        st["pending"] = [n["id"] for n in ready]
-        return Action(calls=[self._call(ep, n, st["results"]) for n in ready])
+            return self._final(ep, st, Status.DONE)
+        st.pending = [n["id"] for n in ready]
+        return Action(calls=[self._call(ep, n, st.results) for n in ready])
 
     @staticmethod
-    def _absorb(ep: Episode, st: dict) -> str | None:
+    def _absorb(ep: Episode, st: OracleState) -> Status | None:
         """Read the results of the calls issued last turn; a terminal status if one ended the task."""
-        if not st["pending"]:
+        if not st.pending:
             return None
         last = ep.turns[-1]["calls"]
         terminal = None
-        for nid, ci in zip(st["pending"], last):
+        for nid, ci in zip(st.pending, last):
             rec = ep.calls[ci]
             kind = rec["outcome"]
-            if kind == "ok":
-                st["state"][nid], st["results"][nid] = "done", rec["result"]
-            elif kind == "timeout":
-                st["state"][nid] = "retry"
-            elif kind == "service_unavailable":
-                st["state"][nid] = "down"
+            if kind == CallOutcome.OK:
+                st.nodes[nid], st.results[nid] = NodeState.DONE, rec["result"]
+            elif kind == CallOutcome.TIMEOUT:
+                st.nodes[nid] = NodeState.RETRY
+            elif kind == CallOutcome.SERVICE_UNAVAILABLE:
+                st.nodes[nid] = NodeState.DOWN
             else:
-                terminal = _TERMINAL.get(kind, "failed")
-        st["pending"] = []
+                terminal = _TERMINAL.get(kind, Status.FAILED)
+        st.pending = []
         return terminal
 
     @staticmethod
-    def _ready(n: dict, state: dict) -> bool:
-        if n["forbidden"] or state.get(n["id"]) in ("done", "down"):
+    def _ready(n: GoldNode, nodes: dict[str, NodeState]) -> bool:
+        if n["forbidden"] or nodes.get(n["id"]) in (NodeState.DONE, NodeState.DOWN):
             return False
-        if n["fallback_for"] and state.get(n["fallback_for"]) != "down":
+        if n["fallback_for"] and nodes.get(n["fallback_for"]) != NodeState.DOWN:
             return False
-        return all(state.get(d) == "done" for d in n["deps"])
+        return all(nodes.get(d) == NodeState.DONE for d in n["deps"])
 
     @staticmethod
-    def _call(ep: Episode, n: dict, results: dict) -> dict:
+    def _call(ep: Episode, n: GoldNode, results: dict[str, Any]) -> dict:
         args = {}
         for k, g in n["args"].items():
             if "refs" in g:
@@ -93,10 +117,10 @@ class OraclePolicy:
                 "args": ep.catalogue.args_to_surface(n["tool"], args)}
 
     @staticmethod
-    def _final(ep: Episode, st: dict, status: str) -> Action:
+    def _final(ep: Episode, st: OracleState, status: Status) -> Action:
         ans = ep.task["answer"]
         if status == ep.task["expected_status"]:
-            values = {k: _fmt(resolve(path, st["results"])) for k, path in ans["refs"].items()}
+            values = {k: _fmt(resolve(path, st.results)) for k, path in ans["refs"].items()}
             text = ans["template"].format(**values)
         else:  # the world surprised the gold graph; say so honestly
             text = f"I could not complete the request (status: {status})."

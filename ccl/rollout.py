@@ -11,6 +11,7 @@ import time
 from typing import Callable, Iterator
 
 from .prompt import system_prompt
+from .records import Task
 from .runtime import Episode, Limits, scripted_approver
 
 
@@ -20,8 +21,8 @@ def act_batch(policy, eps: list[Episode]) -> list[str]:
     return [policy.act(e) for e in eps]
 
 
-def rollout(tasks: list[dict], policy, batch_size: int = 16, fewshot: bool = False,
-            approver: Callable = scripted_approver, limits: Limits = Limits()) -> Iterator[tuple[dict, Episode, float]]:
+def rollout(tasks: list[Task], policy, batch_size: int = 16, fewshot: bool = False,
+            approver: Callable = scripted_approver, limits: Limits = Limits()) -> Iterator[tuple[Task, Episode, float]]:
     """Yield (task, finished episode, seconds from its start to its end) as episodes finish."""
     prompts = [(system_prompt(t, fewshot=fewshot), t) for t in tasks]  # rendered once per task
     queue = sorted(prompts, key=lambda p: len(p[0]) + len(p[1]["request"]))

@@ -14,16 +14,24 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from .catalogue import Catalogue
 from .jsonio import dumps
 from .prompt import observation_text, system_prompt
+from .records import (PARSE_ERROR, Approval, CallOutcome, CallRecord, Effect, EndReason, EpisodeRecord, FaultKind,
+                      Message, Observation, Status, Task, TurnRecord)
 from .toolkit import ToolError, validate_args
 from .tools import TOOLS
 from .world import World
 
-STATUSES = ("done", "refused", "blocked", "failed")
+if TYPE_CHECKING:  # only for annotations: both modules import this one
+    from .oracle import OracleState
+    from .policy.base import BackendState
+
+# Plain strings, not members: the parse-error message below shows ``list(STATUSES)``, and a
+# member's repr would change the transcripts.
+STATUSES = tuple(s.value for s in Status)
 
 
 @dataclass(frozen=True)
@@ -42,7 +50,7 @@ class Limits:
 class Action:
     calls: list[dict] | None = None  # [{"tool": str, "args": dict}]
     final: str | None = None
-    status: str | None = None
+    status: Status | None = None
 
 
 _THINK_RE = re.compile(r"<think>.*?(</think>|$)", re.S)
@@ -77,7 +85,7 @@ def _normalise(obj: Any) -> Action | str:
             return f"status must be one of {list(STATUSES)}"
         # lenient: a structured answer (small models often hand back the result object)
         # is read as its canonical JSON text; strict-schema compliance is recorded apart
-        return Action(final=final if isinstance(final, str) else dumps(final), status=obj["status"])
+        return Action(final=final if isinstance(final, str) else dumps(final), status=Status(obj["status"]))
     calls = obj.get("calls")
     if not isinstance(calls, list) or not calls:
         return 'expected {"calls": [...]} with at least one call, or {"final": ..., "status": ...}'
@@ -155,15 +163,15 @@ def format_action(action: Action) -> str:
 
 # ---------------------------------------------------------------- approval
 class Approver(Protocol):
-    def __call__(self, task: dict, tool: str, args: dict) -> bool: ...
+    def __call__(self, task: Task, tool: str, args: dict) -> bool: ...
 
 
-def scripted_approver(task: dict, tool: str, args: dict) -> bool:
+def scripted_approver(task: Task, tool: str, args: dict) -> bool:
     """Datasets and evaluation: the task's scripted decision; unscripted means deny."""
-    return task.get("approvals", {}).get(tool) == "approve"
+    return task.get("approvals", {}).get(tool) == Approval.APPROVE
 
 
-def terminal_approver(task: dict, tool: str, args: dict) -> bool:
+def terminal_approver(task: Task, tool: str, args: dict) -> bool:
     """The CLI: ask a real person."""
     answer = input(f"\nApprove {tool}({dumps(args)})? [y/N] ")
     return answer.strip().lower() in ("y", "yes")
@@ -174,21 +182,27 @@ def terminal_approver(task: dict, tool: str, args: dict) -> bool:
 class Episode:
     """State of one episode; feed assistant text to :meth:`step` until ``done``."""
 
-    task: dict
-    approver: Callable[[dict, str, dict], bool] = scripted_approver
+    task: Task
+    approver: Callable[[Task, str, dict], bool] = scripted_approver
     limits: Limits = Limits()
     system: str | None = None  # override (few-shot variants); default: the standard prompt
     catalogue: Catalogue = field(init=False)
     world: World = field(init=False)
-    messages: list[dict] = field(init=False)
-    turns: list[dict] = field(default_factory=list)
-    calls: list[dict] = field(default_factory=list)
-    effects: list[dict] = field(default_factory=list)
+    messages: list[Message] = field(init=False)
+    turns: list[TurnRecord] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)
+    effects: list[Effect] = field(default_factory=list)
     final: str | None = None
-    status: str | None = None
-    end_reason: str | None = None
+    status: Status | None = None
+    end_reason: EndReason | None = None
     parse_errors: int = 0
-    scratch: dict = field(default_factory=dict)  # per-episode policy state (the oracle's)
+    # State of whoever drives the episode, kept here between turns and never part of the
+    # record (so it cannot change a transcript's bytes):
+    oracle: OracleState | None = None  # the oracle policy's progress through the gold graph (ccl.oracle)
+    backend_state: BackendState | None = None  # a model backend's KV cache; None when fresh or released
+    new_tokens: int = 0  # tokens a model policy generated in this episode (ccl.policy.base.ModelPolicy)
+    prompt_tokens: int = 0  # tokens it prefilled (only the new part of the prompt when the cache was reused)
+    printed: int = 2  # messages the CLI (scripts/agent.py) has shown; system prompt and request are not shown
     _attempts: Counter = field(default_factory=Counter)
     _denied: set = field(default_factory=set)
 
@@ -213,24 +227,25 @@ class Episode:
         self.messages.append({"role": "assistant", "content": text})
         if action is None:
             self.parse_errors += 1
-            self._observe([{"error": {"kind": "parse_error", "message": error}}])
+            self._observe([{"error": {"kind": PARSE_ERROR, "message": error}}])
             if self.parse_errors >= self.limits.max_parse_errors:
-                self.end_reason = "parse_errors"
+                self.end_reason = EndReason.PARSE_ERRORS
         elif action.final is not None:
-            self.final, self.status, self.end_reason = action.final, action.status, "final"
+            self.final, self.status, self.end_reason = action.final, action.status, EndReason.FINAL
         else:
             results = [self._call(turn, i, c) for i, c in enumerate(action.calls)]
             self._observe(results)
-            if any(r.get("error", {}).get("kind") == "call_budget_exhausted" for r in results):
-                self.end_reason = "call_limit"
+            if any(r.get("error", {}).get("kind") == CallOutcome.CALL_BUDGET_EXHAUSTED for r in results):
+                self.end_reason = EndReason.CALL_LIMIT
         if not self.done and len(self.turns) >= self.limits.max_turns:
-            self.end_reason = "turn_limit"
+            self.end_reason = EndReason.TURN_LIMIT
 
     def _observe(self, results: list[dict]) -> None:
         self.messages.append({"role": "user", "content": observation_text(results)})
 
-    def _call(self, turn: dict, index: int, call: dict) -> dict:
+    def _call(self, turn: TurnRecord, index: int, call: dict) -> dict:
         name, args = call["tool"], call["args"]
+        # becomes a CallRecord once its observation is in (filled in as the call goes through)
         rec: dict[str, Any] = {"turn": turn["index"], "tool": name, "args": args, "canonical": None,
                                "cargs": None, "outcome": None, "executed": False}
         turn["calls"].append(len(self.calls))
@@ -239,50 +254,50 @@ class Episode:
         rec["observation"] = obs
         return {"tool": name, **obs}
 
-    def _dispatch(self, rec: dict, index: int) -> dict:
-        def fail(kind: str, message: str, **extra: Any) -> dict:
+    def _dispatch(self, rec: dict, index: int) -> Observation:
+        def fail(kind: CallOutcome, message: str, **extra: Any) -> Observation:
             rec["outcome"] = kind
             return {"ok": False, "error": {"kind": kind, "message": message, **extra}}
 
         if index >= self.limits.max_calls_per_turn:
-            return fail("too_many_calls_in_turn",
+            return fail(CallOutcome.TOO_MANY_CALLS_IN_TURN,
                         f"at most {self.limits.max_calls_per_turn} calls per turn; not run")
         if len(self.calls) > self.limits.max_calls_total:
-            return fail("call_budget_exhausted",
+            return fail(CallOutcome.CALL_BUDGET_EXHAUSTED,
                         f"at most {self.limits.max_calls_total} calls per episode; not run")
         tool = self.catalogue.to_canonical(rec["tool"]) if isinstance(rec["tool"], str) else None
         if tool is None:
-            return fail("unknown_tool", f"no tool named {rec['tool']!r} in the catalogue")
+            return fail(CallOutcome.UNKNOWN_TOOL, f"no tool named {rec['tool']!r} in the catalogue")
         rec["canonical"] = tool
         if not isinstance(rec["args"], dict):
-            return fail("invalid_args", "args must be a JSON object")
+            return fail(CallOutcome.INVALID_ARGS, "args must be a JSON object")
         cargs = self.catalogue.args_to_canonical(tool, rec["args"])
         rec["cargs"] = cargs
         spec = TOOLS[tool]
         if (err := validate_args(spec, cargs)) is not None:
             err = re.sub(r"'\?(\w+)'", r"'\1'", err)
-            return fail("invalid_args", err)
+            return fail(CallOutcome.INVALID_ARGS, err)
         if spec.roles and self.task["role"] not in spec.roles:
-            return fail("permission_denied", f"role {self.task['role']} may not use this tool")
+            return fail(CallOutcome.PERMISSION_DENIED, f"role {self.task['role']} may not use this tool")
         if spec.approval:
             if tool in self._denied:
-                return fail("denied_retry", "the user already declined this action")
+                return fail(CallOutcome.DENIED_RETRY, "the user already declined this action")
             if not self.approver(self.task, tool, cargs):
                 self._denied.add(tool)
-                return fail("approval_denied", "the user declined this action")
+                return fail(CallOutcome.APPROVAL_DENIED, "the user declined this action")
         self._attempts[tool] += 1
         for f in self.task.get("faults", []):
             if f["tool"] != tool:
                 continue
-            if f["kind"] == "timeout" and self._attempts[tool] in f["calls"]:
-                return fail("timeout", "the service timed out; try again", retryable=True)
-            if f["kind"] == "service_unavailable":
+            if f["kind"] == FaultKind.TIMEOUT and self._attempts[tool] in f["calls"]:
+                return fail(CallOutcome.TIMEOUT, "the service timed out; try again", retryable=True)
+            if f["kind"] == FaultKind.SERVICE_UNAVAILABLE:
                 fb = spec.fallback
-                return fail("service_unavailable", "the service is down", retryable=False,
+                return fail(CallOutcome.SERVICE_UNAVAILABLE, "the service is down", retryable=False,
                             fallback=self.catalogue.surface(fb) if fb else None)
         return self._execute(rec, tool, cargs)
 
-    def _execute(self, rec: dict, tool: str, cargs: dict) -> dict:
+    def _execute(self, rec: dict, tool: str, cargs: dict) -> Observation:
         spec = TOOLS[tool]
         snapshot = copy.deepcopy(self.world.state) if spec.side_effect else None
         start = time.perf_counter()
@@ -292,20 +307,21 @@ class Episode:
             rec["outcome"] = e.kind
             return {"ok": False, "error": {"kind": e.kind, "message": e.message}}
         except Exception as e:  # a bug or pathological input inside a tool: report, don't crash
-            rec["outcome"] = "tool_error"
-            return {"ok": False, "error": {"kind": "tool_error", "message": f"{type(e).__name__}: {e}"[:300]}}
+            rec["outcome"] = CallOutcome.TOOL_ERROR
+            return {"ok": False, "error": {"kind": CallOutcome.TOOL_ERROR,
+                                           "message": f"{type(e).__name__}: {e}"[:300]}}
         if time.perf_counter() - start > self.limits.tool_timeout_s:
             if snapshot is not None:
                 self.world.state = snapshot
-            rec["outcome"] = "timeout"
-            return {"ok": False, "error": {"kind": "timeout", "message": "the tool took too long",
+            rec["outcome"] = CallOutcome.TIMEOUT
+            return {"ok": False, "error": {"kind": CallOutcome.TIMEOUT, "message": "the tool took too long",
                                            "retryable": True}}
-        rec["outcome"], rec["executed"], rec["result"] = "ok", True, result
+        rec["outcome"], rec["executed"], rec["result"] = CallOutcome.OK, True, result
         if spec.side_effect:
             self.effects.append({"tool": tool, "args": cargs})
         return {"ok": True, "result": result}
 
-    def record(self) -> dict:
+    def record(self) -> EpisodeRecord:
         """Everything the validator and the datasets need, as plain JSON."""
         return {"task_id": self.task["id"], "messages": self.messages, "turns": self.turns,
                 "calls": self.calls, "effects": self.effects, "final": self.final,
@@ -317,7 +333,7 @@ class Policy(Protocol):
     def act(self, episode: Episode) -> str: ...
 
 
-def run_episode(task: dict, policy: Policy, approver: Callable = scripted_approver,
+def run_episode(task: Task, policy: Policy, approver: Callable = scripted_approver,
                 limits: Limits = Limits(), on_turn: Callable[[Episode], None] | None = None) -> Episode:
     """Drive one episode to the end with one policy."""
     ep = Episode(task, approver, limits)

@@ -40,6 +40,7 @@ from typing import Any, Iterator
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from .jsonio import dumps, read_jsonl
+from .models.registry import ModelStore
 from .oracle import OraclePolicy
 from .policy.adapters import resolve_adapter
 from .policy.base import GenConfig, ModelPolicy
@@ -83,8 +84,8 @@ class App:
     backend: Any = None  # a ccl.policy backend (render + generate)
     backend_name: str | None = None
     adapter: str | None = None
-    site: Path = Path("web/public")
-    data: Path = Path("data/v1/tasks")
+    site: Path = field(kw_only=True)  # the built site (web/public), chosen by the script
+    data: Path = field(kw_only=True)  # the task-split folder (data/v1/tasks)
     max_body: int = 1 << 20
     gen: GenConfig = field(default_factory=GenConfig)  # defaults for requests that leave options out
     max_tokens_cap: int = MAX_TOKENS_CAP
@@ -93,14 +94,14 @@ class App:
     started: int = field(default_factory=lambda: int(time.time()))
 
 
-def load_app(model: str | None, backend: str = "torch", adapter: str | Path | None = None,
+def load_app(store: ModelStore, model: str | None, backend: str = "torch", adapter: str | Path | None = None,
              model_path: str | Path | None = None, **kwargs: Any) -> App:
     """Load the model through the project's loader (none when ``model`` is None)."""
     from .policy.load import load_backend  # torch is imported only when a model is served
 
     if model is None:
         return App(None, **kwargs)
-    return App(model, load_backend(model, backend, adapter, model_path), backend,
+    return App(model, load_backend(store, model, backend, adapter, model_path), backend,
                None if adapter is None else str(adapter), **kwargs)
 
 
@@ -392,8 +393,8 @@ def episode_events(req: EpisodeRequest) -> Iterator[dict]:
             policy.release(ep)  # drop the KV cache, also when the client went away
     record = ep.record()
     yield {"event": "end", "verdict": validate(task, record), "record": record,
-           "usage": {"prompt_tokens": ep.scratch.get("prompt_tokens", 0),
-                     "completion_tokens": ep.scratch.get("tokens", 0)}}
+           "usage": {"prompt_tokens": ep.prompt_tokens,
+                     "completion_tokens": ep.new_tokens}}
 
 
 # ---------------------------------------------------------------- static site

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .config import ConfigError, stage_with_models
 from .jsonio import read_jsonl, sha256_file
-from .models.registry import ModelsConfig, get_spec
+from .models.registry import ModelsConfig, ModelStore
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class TeacherSetup:
     teacher: dict
 
 
-def load_setup(params: Path, profile: str | None, pool_path: Path, n: int | None,
+def load_setup(params: Path, store: ModelStore, profile: str | None, pool_path: Path, n: int | None,
                n_from: Path | None = None) -> TeacherSetup:
     """The distill config and the offered tasks: the first ``n`` of the pool (default the
     profile's ``distill.n``), or, with ``n_from``, exactly the tasks of that pass-1 file."""
@@ -62,7 +62,7 @@ def load_setup(params: Path, profile: str | None, pool_path: Path, n: int | None
         raise ConfigError(f"n={cfg.n} exceeds the training pool ({len(pool)} tasks in {pool_path})")
     else:
         offered = pool[: cfg.n]
-    spec = get_spec(models.teacher)
+    spec = store.spec(models.teacher)
     teacher = {"model": spec.name, "upstream": spec.upstream, "license": spec.license,
                "backend": models.teacher_backend, "revision": spec.revision or spec.sha256}
     return TeacherSetup(cfg, models, profile, offered, sha256_file(pool_path), teacher)

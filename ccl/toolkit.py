@@ -12,17 +12,21 @@ import math
 import types
 import re
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Literal, get_args, get_origin
 
-MAX_STRING = 1000  # longest string argument accepted; longer is an invalid-argument error
+from .records import CallOutcome
+
+MAX_STRING = 1000  # longest string argument accepted; longer breaks the schema (outcome invalid_args)
 MAX_LIST = 20
 
 
 class ToolError(Exception):
-    """An error a tool reports to the model as an observation (not a crash)."""
+    """An error a tool reports to the model as an observation (not a crash); ``kind``
+    becomes the call's outcome: NOT_FOUND or INVALID_ARGUMENT (a value the schema allows
+    but the tool rejects; a schema violation is the runtime's INVALID_ARGS)."""
 
-    def __init__(self, kind: str, message: str, retryable: bool = False):
+    def __init__(self, kind: CallOutcome, message: str, retryable: bool = False):
         super().__init__(message)
         self.kind = kind
         self.message = message

@@ -13,6 +13,7 @@ import operator
 import re
 from typing import Literal, Optional
 
+from .records import CallOutcome
 from .toolkit import REGISTRY, Tool, ToolError, tool
 from .world import World
 
@@ -27,13 +28,13 @@ def _norm(s: str) -> str:
 
 def _need_date(name: str, value: str) -> None:
     if not DATE_RE.match(value.strip()):
-        raise ToolError("invalid_argument", f"{name} must be a date in YYYY-MM-DD format")
+        raise ToolError(CallOutcome.INVALID_ARGUMENT, f"{name} must be a date in YYYY-MM-DD format")
 
 
 def _currency(world: World, code: str) -> float:
     rate = world.state["fx"].get(code.strip().upper())
     if rate is None:
-        raise ToolError("invalid_argument", f"unknown currency code {code!r}; use ISO 4217 codes")
+        raise ToolError(CallOutcome.INVALID_ARGUMENT, f"unknown currency code {code!r}; use ISO 4217 codes")
     return rate
 
 
@@ -48,7 +49,7 @@ def find_contact(w: World, name: str) -> dict:
     for c in w.state["contacts"]:
         if _norm(c["name"]) == _norm(name):
             return dict(c)
-    raise ToolError("not_found", f"no contact named {name!r}")
+    raise ToolError(CallOutcome.NOT_FOUND, f"no contact named {name!r}")
 
 
 # ---- calendar ----
@@ -77,7 +78,7 @@ def create_event(w: World, title: str, date: str, time: str,
     """
     _need_date("date", date)
     if not TIME_RE.match(time.strip()):
-        raise ToolError("invalid_argument", "time must be 24-hour HH:MM")
+        raise ToolError(CallOutcome.INVALID_ARGUMENT, "time must be 24-hour HH:MM")
     event_id = w.new_id("EVT", "events")
     w.state["events"].append({"event_id": event_id, "title": title, "date": date.strip(),
                               "time": time.strip(), "attendees": list(attendees or [])})
@@ -95,7 +96,7 @@ def send_email(w: World, to: str, subject: str, body: str) -> dict:
         body: message text
     """
     if "@" not in to:
-        raise ToolError("invalid_argument", f"{to!r} is not an email address")
+        raise ToolError(CallOutcome.INVALID_ARGUMENT, f"{to!r} is not an email address")
     message_id = w.new_id("MSG", "outbox")
     w.state["outbox"].append({"message_id": message_id, "to": to, "subject": subject, "body": body})
     return {"message_id": message_id, "sent": True}
@@ -106,7 +107,7 @@ def _weather(w: World, city: str, source: str) -> dict:
     for name, data in w.state["weather"].items():
         if _norm(name) == _norm(city):
             return {"city": name, **data, "source": source}
-    raise ToolError("not_found", f"no weather station for {city!r}")
+    raise ToolError(CallOutcome.NOT_FOUND, f"no weather station for {city!r}")
 
 
 @tool("weather", fallback="get_weather_backup")
@@ -160,7 +161,7 @@ def convert_currency(w: World, amount: float, from_currency: str, to_currency: s
 def _order(w: World, order_id: str) -> dict:
     order = w.state["orders"].get(order_id.strip().upper())
     if order is None:
-        raise ToolError("not_found", f"no order {order_id!r}")
+        raise ToolError(CallOutcome.NOT_FOUND, f"no order {order_id!r}")
     return order
 
 
@@ -184,7 +185,7 @@ def issue_refund(w: World, order_id: str, amount: float) -> dict:
     """
     order = _order(w, order_id)
     if amount <= 0 or amount > order["total"]:
-        raise ToolError("invalid_argument", f"refund must be between 0 and {order['total']}")
+        raise ToolError(CallOutcome.INVALID_ARGUMENT, f"refund must be between 0 and {order['total']}")
     refund_id = w.new_id("RF", "refunds")
     w.state["refunds"].append({"refund_id": refund_id, "order_id": order_id.strip().upper(),
                                "amount": amount})
@@ -215,7 +216,7 @@ def read_file(w: World, file_id: str) -> dict:
     fid = file_id.strip().upper()
     f = w.state["files"].get(fid)
     if f is None or fid in w.state["deleted"]:
-        raise ToolError("not_found", f"no file {file_id!r}")
+        raise ToolError(CallOutcome.NOT_FOUND, f"no file {file_id!r}")
     return {"file_id": fid, **f}
 
 
@@ -228,7 +229,7 @@ def delete_file(w: World, file_id: str) -> dict:
     """
     fid = file_id.strip().upper()
     if fid not in w.state["files"] or fid in w.state["deleted"]:
-        raise ToolError("not_found", f"no file {file_id!r}")
+        raise ToolError(CallOutcome.NOT_FOUND, f"no file {file_id!r}")
     w.state["deleted"].append(fid)
     return {"file_id": fid, "deleted": True}
 
@@ -256,11 +257,11 @@ _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 def evaluate_expression(expression: str) -> float:
     """Safely evaluate arithmetic (numbers, + - * / // % **, parentheses); bounded size."""
     if len(expression) > 200:
-        raise ToolError("invalid_argument", "expression longer than 200 characters")
+        raise ToolError(CallOutcome.INVALID_ARGUMENT, "expression longer than 200 characters")
     try:
         tree = ast.parse(expression.replace("^", "**").replace("×", "*"), mode="eval")
     except (SyntaxError, ValueError):
-        raise ToolError("invalid_argument", f"cannot parse expression {expression!r}") from None
+        raise ToolError(CallOutcome.INVALID_ARGUMENT, f"cannot parse expression {expression!r}") from None
 
     def ev(node: ast.AST) -> float:
         if isinstance(node, ast.Expression):
@@ -273,16 +274,16 @@ def evaluate_expression(expression: str) -> float:
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
             a, b = ev(node.left), ev(node.right)
             if isinstance(node.op, ast.Pow) and (abs(b) > 12 or abs(a) > 1e6):
-                raise ToolError("invalid_argument", "exponent too large")
+                raise ToolError(CallOutcome.INVALID_ARGUMENT, "exponent too large")
             try:
                 return _BINOPS[type(node.op)](a, b)
             except ZeroDivisionError:
-                raise ToolError("invalid_argument", "division by zero") from None
-        raise ToolError("invalid_argument", "only numbers and + - * / % ** ( ) are allowed")
+                raise ToolError(CallOutcome.INVALID_ARGUMENT, "division by zero") from None
+        raise ToolError(CallOutcome.INVALID_ARGUMENT, "only numbers and + - * / % ** ( ) are allowed")
 
     value = ev(tree)
     if not math.isfinite(value) or abs(value) > 1e15:
-        raise ToolError("invalid_argument", "result is not a finite number below 1e15")
+        raise ToolError(CallOutcome.INVALID_ARGUMENT, "result is not a finite number below 1e15")
     return value
 
 
@@ -323,7 +324,7 @@ def book_flight(w: World, flight_id: str) -> dict:
     """
     fid = flight_id.strip().upper()
     if not any(f["flight_id"] == fid for f in w.state["flights"]):
-        raise ToolError("not_found", f"no flight {flight_id!r}")
+        raise ToolError(CallOutcome.NOT_FOUND, f"no flight {flight_id!r}")
     booking_id = w.new_id("BK", "bookings")
     w.state["bookings"].append({"booking_id": booking_id, "flight_id": fid})
     return {"booking_id": booking_id, "flight_id": fid}
@@ -340,7 +341,7 @@ def find_product(w: World, name: str) -> dict:
     for sku, p in sorted(w.state["products"].items()):
         if _norm(p["name"]) == _norm(name):
             return {"sku": sku, **p}
-    raise ToolError("not_found", f"no product named {name!r}")
+    raise ToolError(CallOutcome.NOT_FOUND, f"no product named {name!r}")
 
 
 @tool("inventory", side_effect=True)
@@ -353,9 +354,9 @@ def reserve_stock(w: World, sku: str, quantity: int) -> dict:
     """
     p = w.state["products"].get(sku.strip().upper())
     if p is None:
-        raise ToolError("not_found", f"no product with SKU {sku!r}")
+        raise ToolError(CallOutcome.NOT_FOUND, f"no product with SKU {sku!r}")
     if quantity <= 0 or quantity > p["in_stock"]:
-        raise ToolError("invalid_argument", f"quantity must be between 1 and {p['in_stock']}")
+        raise ToolError(CallOutcome.INVALID_ARGUMENT, f"quantity must be between 1 and {p['in_stock']}")
     p["in_stock"] -= quantity
     reservation_id = w.new_id("RSV", "reservations")
     w.state["reservations"].append({"reservation_id": reservation_id, "sku": sku.strip().upper(),
@@ -374,7 +375,7 @@ def geocode(w: World, place: str) -> dict:
     for name, loc in w.state["locations"].items():
         if _norm(name) == _norm(place):
             return {"place": name, **{k: loc[k] for k in ("location_id", "lat", "lon")}}
-    raise ToolError("not_found", f"unknown place {place!r}")
+    raise ToolError(CallOutcome.NOT_FOUND, f"unknown place {place!r}")
 
 
 @tool("maps")
@@ -388,7 +389,7 @@ def get_local_time(w: World, location_id: str) -> dict:
         if loc["location_id"] == location_id.strip().upper():
             return {"location_id": loc["location_id"], "local_time": loc["local_time"],
                     "utc_offset": loc["utc_offset"]}
-    raise ToolError("not_found", f"no location {location_id!r}")
+    raise ToolError(CallOutcome.NOT_FOUND, f"no location {location_id!r}")
 
 
 TOOLS: dict[str, Tool] = REGISTRY

@@ -15,8 +15,9 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
+from .errors import StageError
 from .sft import sft_row
-from .vocabulary import VARIANTS  # noqa: F401 (re-exported: the variants this module builds)
+from . import vocabulary as V
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class BuildSFTConfig:
     seed: int = 0
 
 
-class VariantError(ValueError):
+class VariantError(StageError, ValueError):
     """Inputs that cannot make the variants; the message names the file or task."""
 
 
@@ -68,14 +69,14 @@ def build_variants(cfg: BuildSFTConfig, pool: list[dict], offered_ids: list[str]
     c = [oracle[i] for i in c_ids]
     full = [oracle[t["id"]] for t in pool][: cfg.c_full]
     variants = {
-        "B": b,
-        "C": c,
-        "C_matched": [oracle[r["task_id"]] for r in b],
-        "C_25": c[: round(len(c) * 0.25)],
-        "C_50": c[: round(len(c) * 0.5)],
-        "C_full": full,
-        "Dmix": b + c,
-        "Dseq": [{**r, "phase": 0} for r in b] + [{**r, "phase": 1} for r in c],
+        V.B: b,
+        V.C: c,
+        V.C_MATCHED: [oracle[r["task_id"]] for r in b],
+        V.C_25: c[: round(len(c) * 0.25)],
+        V.C_50: c[: round(len(c) * 0.5)],
+        V.C_FULL: full,
+        V.DMIX: b + c,
+        V.DSEQ: [{**r, "phase": 0} for r in b] + [{**r, "phase": 1} for r in c],
     }
     notes = {"budget": cfg.budget, "b_episodes": n, "c_episodes": len(c), "teacher_accepted": len(teacher)}
     if n < cfg.budget:

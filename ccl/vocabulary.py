@@ -1,9 +1,20 @@
-"""Names the study's stages share: splits, diagnostics, SFT variants, baseline configurations.
+"""The study's vocabulary, defined once: splits, outcomes, diagnostics, training sets, runs,
+baselines, configurations and the paired comparisons.
 
-Dependency-free on purpose: a stage that only needs a name imports it from here and so
-does not depend (in dvc.yaml) on the code that produces or judges episodes.
+Everything else derives from here: the run a training stage executes (``run``), the run
+names params.yaml may list (``RUNS``; ``config.load_params`` refuses others), the evaluate
+stage's baselines (dvc.yaml's list is checked against ``BASELINES`` by a test), the
+analysis's row order and comparisons, and the report's labels. Dependency-free on purpose:
+a stage that needs a name imports it from here and so does not depend (in dvc.yaml) on the
+code that produces or judges episodes.
+
+    python -m ccl.vocabulary runs     # the write-up's run matrix, for dvc exp run -S 'runs=[...]'
 """
 from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
 
 # The held-out evaluation splits pooled in the headline numbers (the write-up's four).
 MAIN_SPLITS = ("eval_id", "eval_ood", "eval_unseen", "eval_renamed")
@@ -17,8 +28,66 @@ DIAGNOSTICS = ("tool_selection", "arg_correct", "dependency_safe", "strict_schem
 # The two success definitions: ``success`` (strict, the primary outcome) and the write-up's.
 OUTCOMES = ("success", "success_writeup")
 
-# The SFT training sets (ccl.variants builds them).
+# The SFT training sets, in the order ccl.variants builds and lists them (variants.json).
 VARIANTS = ("B", "C", "C_matched", "C_25", "C_50", "C_full", "Dmix", "Dseq")
+B, C, C_MATCHED, C_25, C_50, C_FULL, DMIX, DSEQ = VARIANTS
+# The four arms (B teacher, C oracle, D mixed and sequential) and the ablations (C on B's
+# tasks, C on a quarter and a half of its episodes, C on the whole training pool).
+MAIN_VARIANTS = (B, C, DMIX, DSEQ)
+ABLATIONS = (C_MATCHED, C_25, C_50, C_FULL)
+SEEDS = (0, 1, 2)  # the write-up trains each arm with three seeds, each ablation with seed 0
 
-# Configurations evaluated without training (scripts/evaluate.py --name).
+# Configurations evaluated without training (the evaluate stage's --name).
 BASELINES = ("A_base", "A_fewshot", "teacher", "oracle")
+STUDENT_BASE, STUDENT_FEWSHOT, TEACHER, ORACLE = BASELINES
+
+# Every configuration in the write-up's table order.
+CONFIG_ORDER = (STUDENT_BASE, STUDENT_FEWSHOT, *MAIN_VARIANTS, *ABLATIONS, TEACHER, ORACLE)
+
+RUN_NAME = re.compile(r"^(?P<config>.+)_s(?P<seed>\d+)$")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training run: a training set and a seed; its name is ``<variant>_s<seed>``."""
+
+    variant: str
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.variant}_s{self.seed}"
+
+
+# The write-up's run matrix: the arms with every seed, the ablations with seed 0.
+RUNS = {r.name: r for r in [Run(v, s) for v in MAIN_VARIANTS for s in SEEDS] + [Run(v, 0) for v in ABLATIONS]}
+
+
+def run(name: str) -> Run:
+    """The run called ``name``; a ValueError listing the valid names otherwise."""
+    if name not in RUNS:
+        raise ValueError(f"unknown run {name!r}; valid runs: {', '.join(RUNS)}")
+    return RUNS[name]
+
+
+def parse_run_name(name: str) -> tuple[str, int | None]:
+    """``B_s2`` -> ("B", 2); ``A_base`` -> ("A_base", None)."""
+    m = RUN_NAME.match(name)
+    return (m["config"], int(m["seed"])) if m else (name, None)
+
+
+def _comparisons() -> tuple[tuple[str, str], ...]:
+    """The write-up's 21 paired comparisons (a, b), in its order: a - b."""
+    vs_base = [(x, STUDENT_BASE) for x in (STUDENT_FEWSHOT, *MAIN_VARIANTS, *ABLATIONS, TEACHER, ORACLE)]
+    vs_fewshot = [(x, STUDENT_FEWSHOT) for x in MAIN_VARIANTS]
+    direct = [(C, B), (DMIX, B), (DMIX, C), (DSEQ, DMIX), (C_MATCHED, C), (C_MATCHED, B)]
+    return tuple(vs_base + vs_fewshot + direct)
+
+
+COMPARISONS = _comparisons()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["runs"]:
+        sys.exit("usage: python -m ccl.vocabulary runs")
+    print("[" + ",".join(RUNS) + "]")

@@ -1,7 +1,7 @@
 """Run one episode and print its transcript and verdict.
 
-    python scripts/agent.py --template ch_contact_email --seed 3 --policy oracle [--approve ask]
-    python scripts/agent.py --template sel_fx --seed 1 --policy smollm2-135m-instruct [--adapter DIR]
+    python -m scripts.agent --template ch_contact_email --seed 3 --policy oracle [--approve ask]
+    python -m scripts.agent --template sel_fx --seed 1 --policy smollm2-135m-instruct [--adapter DIR]
 
 The last line printed is a JSON verdict with ``success`` and the diagnostics.
 """
@@ -10,25 +10,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ccl.jsonio import dumps
+from ccl.models.registry import ModelError
+from ccl.policy.load import BACKENDS, load_policy
+from ccl.prompt import system_prompt
+from ccl.runtime import Episode, scripted_approver, terminal_approver
+from ccl.tasks import POOLS, TEMPLATES, TaskError, generate_task
+from ccl.validate import validate
 
-from ccl.jsonio import dumps  # noqa: E402
-from ccl.models.registry import ModelError, load_registry  # noqa: E402
-from ccl.policy.load import BACKENDS, load_policy  # noqa: E402
-from ccl.prompt import system_prompt  # noqa: E402
-from ccl.runtime import Episode, scripted_approver, terminal_approver  # noqa: E402
-from ccl.tasks import POOLS, TEMPLATES, TaskError, generate_task  # noqa: E402
-from ccl.validate import validate  # noqa: E402
+from .model_store import model_store
 
 
 def print_turn(ep: Episode) -> None:
     """Print the messages added since the last call (assistant turn and its results)."""
-    start = ep.scratch.get("printed", 2)
+    start = ep.printed
     for m in ep.messages[start:]:
         print(f"\n[{m['role']}]\n{m['content']}")
-    ep.scratch["printed"] = len(ep.messages)
+    ep.printed = len(ep.messages)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="entity pool (default: train for training templates, eval otherwise)")
     ap.add_argument("--rename", default=None, choices=["train", "heldout"], help="alias vocabulary")
     ap.add_argument("--policy", default="oracle", help="oracle, or a registered model name "
-                    f"({', '.join(sorted(load_registry()))})")
+                    f"({', '.join(sorted(model_store().specs()))})")
     ap.add_argument("--adapter", default=None, help="LoRA adapter folder (model policies)")
     ap.add_argument("--backend", default="torch", choices=BACKENDS)
     ap.add_argument("--fewshot", action="store_true", help="append the two worked examples (A+)")
@@ -55,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(str(e))
     approver = terminal_approver if args.approve == "ask" else scripted_approver
     try:
-        policy = load_policy(args.policy, args.backend, args.adapter)
+        policy = load_policy(model_store(), args.policy, args.backend, args.adapter)
     except ModelError as e:
         ap.error(str(e))
     print(f"[task {task['id']}] family={task['family']} role={task['role']} "

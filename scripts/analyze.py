@@ -1,7 +1,7 @@
 """Stage analyze: every table of the write-up from the evaluation runs, in one JSON file.
 
-    python scripts/analyze.py                       # results/runs -> results/summary.json
-    python scripts/analyze.py --out /tmp/summary.json --profile smoke
+    python -m scripts.analyze                       # results/runs -> results/summary.json
+    python -m scripts.analyze --out /tmp/summary.json --profile smoke
 
 Reads results/runs/<name>/verdicts.jsonl.gz (the judge stage's; and metrics.json, and trials.jsonl.gz where
 present). <config>_s<k> is seed k of a trained configuration; other names are single runs.
@@ -16,53 +16,29 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from tqdm import tqdm
 
-from tqdm import tqdm  # noqa: E402
+from ccl.boundary import run_stage
+from ccl.stages import analyze
 
-from ccl.analysis import (AlignmentError, AnalyzeConfig, build_configs, build_summary, load_runs,  # noqa: E402
-                          work_units)
-from ccl.config import ConfigError, load_params, stage_config  # noqa: E402
-from ccl.jsonio import write_json  # noqa: E402
-from ccl.boundary import run_stage  # noqa: E402
+from .layout import EVAL_RUNS, PARAMS, RESULTS
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=Path, default=ROOT / "results" / "runs")
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "summary.json")
+    ap.add_argument("--runs", type=Path, default=EVAL_RUNS)
+    ap.add_argument("--out", type=Path, default=RESULTS / "summary.json")
     ap.add_argument("--profile", default=None)
-    ap.add_argument("--params", type=Path, default=ROOT / "params.yaml")
+    ap.add_argument("--params", type=Path, default=PARAMS)
     args = ap.parse_args(argv)
-    try:
-        params = load_params(args.params)
-        cfg, profile = stage_config(params, "analyze", AnalyzeConfig, args.profile, where=str(args.params))
-    except (ConfigError, ValueError) as e:  # ValueError: AnalyzeConfig rejected a value
-        print(f"analyze: {e}", file=sys.stderr)
-        return 2
-    runs, inputs = load_runs(args.runs)
-    if not runs:
-        print(f"analyze: no evaluation run in {args.runs} (expected <name>/verdicts.jsonl.gz from the judge stage); "
-              f"run the evaluate stage first", file=sys.stderr)
-        return 2
-    try:
-        configs = build_configs(runs)  # ValueError: runs that do not line up, or malformed rows
-    except ValueError as e:
-        print(f"analyze: {e}", file=sys.stderr)
-        return 2
-    print(f"analyze: {len(runs)} runs, configs {', '.join(f'{c} ({d.seeds})' for c, d in configs.items())}; "
+    cfg, profile = analyze.config(args.params, args.profile)
+    data = analyze.load(args.runs)
+    print(f"analyze: {data.n_runs} runs, configs {', '.join(f'{c} ({d.seeds})' for c, d in data.configs.items())}; "
           f"profile {profile}, {cfg.n_resamples} resamples, {cfg.n_flips} flips")
-    try:
-        with tqdm(total=work_units(configs, cfg), unit="cell") as bar:
-            summary = build_summary(configs, cfg, inputs, progress=bar.update)
-    except AlignmentError as e:  # two configurations evaluated on different tasks
-        print(f"analyze: {e}", file=sys.stderr)
-        return 2
-    summary["profile"] = profile
-    write_json(args.out, summary)
+    with tqdm(total=analyze.work(data, cfg), unit="cell") as bar:
+        summary = analyze.run(cfg, profile, data, args.out, progress=bar.update)
     tests = summary["paired"]
-    print(f"analyze: wrote {args.out}: {len(configs)} configs, {tests['n_tests']} paired tests "
+    print(f"analyze: wrote {args.out}: {len(summary['configs'])} configs, {tests['n_tests']} paired tests "
           f"({sum(r['significant'] for r in tests['rows'])} significant after Holm at {cfg.alpha})")
     return 0
 

@@ -1,6 +1,6 @@
 """Measure the registered models available offline: size, load time, prefill and decode speed.
 
-    python scripts/bench_models.py [--models smollm2-135m-instruct qwen2.5-coder-0.5b-instruct]
+    python -m scripts.bench_models [--models smollm2-135m-instruct qwen2.5-coder-0.5b-instruct]
 
 Prints one Markdown table row per model (used for MODEL_SELECTION.md). Untrained success
 comes from the evaluation stage (results/runs/A_base and teacher), not from here.
@@ -9,21 +9,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import torch
 
-import torch  # noqa: E402
+from ccl.models.weights import model_dir, package_file
+from ccl.policy.base import GenConfig
+from ccl.policy.torch_backend import TorchBackend
+from ccl.runtime import Episode
+from ccl.tasks import generate_task
 
-from ccl.models.registry import get_spec  # noqa: E402
-from ccl.models.weights import model_dir, package_file  # noqa: E402
-from ccl.policy.base import GenConfig  # noqa: E402
-from ccl.policy.torch_backend import TorchBackend  # noqa: E402
-from ccl.runtime import Episode  # noqa: E402
-from ccl.tasks import generate_task  # noqa: E402
+from .model_store import model_store
 
 
 def main() -> None:
@@ -33,10 +29,11 @@ def main() -> None:
     args = ap.parse_args()
     print("| model | GGUF MB | params (M) | convert s (once) | cached load s | prefill tok/s | decode tok/s (batch %d) |" % args.batch)
     print("| --- | --- | --- | --- | --- | --- | --- |")
+    store = model_store()
     for name in args.models:
-        spec = get_spec(name)
+        spec = store.spec(name)
         gguf_mb = sum(package_file(spec, f["package"], f["path"]).stat().st_size for f in spec.files) / 2**20
-        folder = model_dir(name)
+        folder = model_dir(store, name)
         convert_s = json.loads((folder / "ccl_source.json").read_text()).get("convert_seconds")
         t0 = time.perf_counter()
         b = TorchBackend(folder)

@@ -1,22 +1,18 @@
 """Benchmark: tasks generated, and generated + solved + validated by the oracle, per second.
 
-    python scripts/bench_oracle.py [--n 5000]
+    python -m scripts.bench_oracle [--n 5000]
 
 Target (issue 2): generating and solving 5,000 tasks in under 30 s on 2 cores.
 """
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from ccl.oracle import OraclePolicy  # noqa: E402
-from ccl.runtime import run_episode  # noqa: E402
-from ccl.tasks import TEMPLATES, generate_task  # noqa: E402
-from ccl.validate import validate  # noqa: E402
+from ccl.oracle import OraclePolicy
+from ccl.runtime import run_episode
+from ccl.tasks import TEMPLATES, generate_task
+from ccl.validate import validate
 
 
 def specs(n: int) -> list[tuple[str, int, str]]:

@@ -2,7 +2,7 @@
 per episode per turn (full re-prefill, batch 1), and (b) the rollout engine (lock-step
 batches, KV cache kept across turns); then the engine on torch versus MLX.
 
-    python scripts/bench_rollout.py [--episodes 32] [--model smollm2-135m-instruct] [--skip-mlx]
+    python -m scripts.bench_rollout [--episodes 32] [--model smollm2-135m-instruct] [--skip-mlx]
 
 Prints episodes per second for each and the ratios, all measured in this one run.
 Target (issue 4): engine / naive >= 4x.
@@ -17,17 +17,17 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import torch
 
-import torch  # noqa: E402
+from ccl.jsonio import read_jsonl
+from ccl.policy.base import GenConfig, ModelPolicy
+from ccl.policy.load import load_backend
+from ccl.rollout import rollout
+from ccl.runtime import run_episode
+from ccl.validate import validate
 
-from ccl.jsonio import read_jsonl  # noqa: E402
-from ccl.policy.base import GenConfig, ModelPolicy  # noqa: E402
-from ccl.policy.load import load_backend  # noqa: E402
-from ccl.rollout import rollout  # noqa: E402
-from ccl.runtime import run_episode  # noqa: E402
-from ccl.validate import validate  # noqa: E402
+from .layout import DATA, ROOT
+from .model_store import model_store
 
 
 class NaivePolicy:
@@ -73,14 +73,14 @@ def main() -> None:
     ap.add_argument("--skip-mlx", action="store_true")
     ap.add_argument("--mlx-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    tasks = list(read_jsonl(ROOT / "data" / "v1" / "tasks" / f"{args.split}.jsonl"))[: args.episodes]
+    tasks = list(read_jsonl(DATA / "tasks" / f"{args.split}.jsonl"))[: args.episodes]
     gen = GenConfig(max_new_tokens=args.max_new_tokens)
     n = len(tasks)
     if args.mlx_only:  # child process: MLX with the system OpenBLAS preloaded
-        t, got = engine_run(tasks, load_backend(args.model, "mlx"), gen, args.batch_size)
+        t, got = engine_run(tasks, load_backend(model_store(), args.model, "mlx"), gen, args.batch_size)
         print(json.dumps({"seconds": t, "transcripts": got}))
         return
-    torch_backend = load_backend(args.model, "torch")
+    torch_backend = load_backend(model_store(), args.model, "torch")
     t_naive, naive = timed(lambda: transcripts(run_episode(t, NaivePolicy(torch_backend, gen)) for t in tasks))
     t_engine, engine = engine_run(tasks, torch_backend, gen, args.batch_size)
     same = sum(naive[k] == engine[k] for k in naive)
@@ -95,10 +95,10 @@ def main() -> None:
     env = dict(os.environ)
     if OPENBLAS.exists():
         env["LD_PRELOAD"] = str(OPENBLAS)
-    child = subprocess.run([sys.executable, __file__, "--mlx-only", "--episodes", str(args.episodes),
+    child = subprocess.run([sys.executable, "-m", "scripts.bench_rollout", "--mlx-only", "--episodes", str(args.episodes),
                             "--model", args.model, "--batch-size", str(args.batch_size),
                             "--max-new-tokens", str(args.max_new_tokens), "--split", args.split],
-                           env=env, capture_output=True, text=True, check=True)
+                           env=env, cwd=ROOT, capture_output=True, text=True, check=True)
     res = json.loads(child.stdout.strip().splitlines()[-1])
     same = sum(res["transcripts"][k] == engine[k] for k in engine)
     blas = "OpenBLAS preloaded" if OPENBLAS.exists() else "bundled BLAS (install libopenblas0-pthread)"

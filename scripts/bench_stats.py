@@ -1,6 +1,6 @@
 """Benchmark: every CI and paired test of a result set the size of the paper's.
 
-    python scripts/bench_stats.py [--seed 0]
+    python -m scripts.bench_stats [--seed 0]
 
 Synthetic results: 20 configurations x 1,008 evaluation tasks, 12 of them trained
 with 3 seeds (hierarchical bootstrap) and 8 single runs (task bootstrap), 4,000
@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from ccl.analysis import AnalyzeConfig, RunInput, build_configs, build_summary  # noqa: E402
-from ccl.jsonio import dumps  # noqa: E402
-from ccl.stats import hierarchical_bootstrap, holm, paired_difference, task_bootstrap  # noqa: E402
+from ccl.analysis import AnalyzeConfig, RunInput, build_configs, build_summary
+from ccl.jsonio import dumps
+from ccl.stats import hierarchical_bootstrap, holm, paired_difference, task_bootstrap
+from ccl.vocabulary import ABLATIONS, BASELINES, MAIN_VARIANTS
 
 N_CONFIGS, N_TRAINED, N_SEEDS, N_TASKS, N_TESTS = 20, 12, 3, 1008, 84
 TARGET_S = 30.0
@@ -48,8 +45,8 @@ def synthetic_results(seed: int) -> list[np.ndarray]:
 
 # The analysis run: the study's configurations first (trained ones get seeds), then
 # extras up to N_CONFIGS, so that all 84 paired tests of the write-up exist.
-TRAINED_NAMES = ("B", "C", "Dmix", "Dseq", "C_matched", "C_25", "C_50", "C_full", "E1", "E2", "E3", "E4")
-SINGLE_NAMES = ("A_base", "A_fewshot", "teacher", "oracle", "S1", "S2", "S3", "S4")
+TRAINED_NAMES = (*MAIN_VARIANTS, *ABLATIONS, "E1", "E2", "E3", "E4")
+SINGLE_NAMES = (*BASELINES, "S1", "S2", "S3", "S4")
 SPLIT_SIZES = {"eval_id": 200, "eval_ood": 240, "eval_unseen": 120, "eval_renamed": 160,
                "eval_catalog_0": 96, "eval_catalog_5": 96, "eval_catalog_12": 96}  # 1,008 tasks
 FAMILIES = ("approval", "args", "chain", "parallel", "permission", "recovery", "select", "termination")

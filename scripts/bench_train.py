@@ -1,7 +1,7 @@
 """Benchmark: our packed-episode trainer against TRL's SFTTrainer, side by side in one run.
 
-    python scripts/bench_train.py                     # 16 oracle episodes, the embedded student
-    python scripts/bench_train.py --episodes 32 --model smollm2-135m-instruct
+    python -m scripts.bench_train                     # 16 oracle episodes, the embedded student
+    python -m scripts.bench_train --episodes 32 --model smollm2-135m-instruct
 
 Both train the same LoRA (the cpu profile's recipe) on the same episodes for one pass
 over every assistant turn, so both see exactly the same supervised tokens:
@@ -21,16 +21,16 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import torch
 
-import torch  # noqa: E402
+from ccl.config import load_params, stage_config
+from ccl.jsonio import read_jsonl
+from ccl.models.weights import model_dir
+from ccl.train import torch_trainer as T
+from ccl.train.recipe import TrainRecipe, adapted_layers, learning_rate
 
-from ccl.config import load_params, stage_config  # noqa: E402
-from ccl.jsonio import read_jsonl  # noqa: E402
-from ccl.models.weights import model_dir  # noqa: E402
-from ccl.train import torch_trainer as T  # noqa: E402
-from ccl.train.recipe import TrainRecipe, adapted_layers, learning_rate  # noqa: E402
+from .layout import DATA, PARAMS
+from .model_store import model_store
 
 
 def matmul_gflops(n: int = 1024, reps: int = 10) -> float:
@@ -96,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--episodes", type=int, default=16)
     ap.add_argument("--model", default="smollm2-135m-instruct")
-    ap.add_argument("--train-file", type=Path, default=ROOT / "data" / "v1" / "sft" / "oracle_train.jsonl")
+    ap.add_argument("--train-file", type=Path, default=DATA / "sft" / "oracle_train.jsonl")
     args = ap.parse_args(argv)
-    recipe, _ = stage_config(load_params(ROOT / "params.yaml"), "train", TrainRecipe, "cpu")
+    recipe, _ = stage_config(load_params(PARAMS), "train", TrainRecipe, "cpu")
     recipe = dataclasses.replace(recipe, gradient_checkpointing=False)
     rows = list(read_jsonl(args.train_file))[: args.episodes]
-    folder = model_dir(args.model)
+    folder = model_dir(model_store(), args.model)
     peak = matmul_gflops()
     a = ours(folder, recipe, rows)
     b = trl(folder, recipe, rows)

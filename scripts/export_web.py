@@ -1,6 +1,6 @@
 """Stage export_web: the static report site, written to web/public/.
 
-    python scripts/export_web.py                 # then open web/public/index.html
+    python -m scripts.export_web                 # then open web/public/index.html
     python -m http.server -d web/public 8000      # or serve it (scripts/serve.py adds live mode)
 
 Pages: the report (the same template and artifacts as results/report.md, with result cells
@@ -15,13 +15,10 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from ccl.boundary import run_stage
+from ccl.stages import export_web
 
-from ccl.report.artifacts import load_artifacts  # noqa: E402
-from ccl.report.site import write_site  # noqa: E402
-from ccl.report.tables import TableError, all_tables  # noqa: E402
-from ccl.boundary import run_stage  # noqa: E402
+from .layout import DVC_YAML, PARAMS, ROOT
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,12 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="site folder (default: <root>/web/public)")
     args = ap.parse_args(argv)
     out = args.out or args.root / "web" / "public"
-    art = load_artifacts(args.root)
-    try:
-        done = write_site(args.root, art, all_tables(art), out, ROOT / "dvc.yaml")
-    except (TableError, ValueError) as e:  # ValueError: transcripts judged under another version
-        print(f"export_web: {e}", file=sys.stderr)
-        return 2
+    done = export_web.run(args.root, out, DVC_YAML, PARAMS)
     absent = {k: v for k, v in done["figures"].items() if v}
     print(f"export_web: {len(done['pages'])} pages, {len(done['figures']) - len(absent)} figures, "
           f"{sum(i['episodes'] for i in done['traces'].values())} episodes from {len(done['traces'])} configurations "

@@ -1,8 +1,8 @@
 """Serve the report site, an OpenAI-compatible chat endpoint and live episodes on 127.0.0.1.
 
-    python scripts/serve.py --port 8765                        # the profile's student on its backend
-    python scripts/serve.py --port 8765 --adapter runs/B_s0     # a trained run's adapter
-    python scripts/serve.py --port 8765 --no-model              # site, task lists, oracle episodes
+    python -m scripts.serve --port 8765                        # the profile's student on its backend
+    python -m scripts.serve --port 8765 --adapter runs/B_s0     # a trained run's adapter
+    python -m scripts.serve --port 8765 --no-model              # site, task lists, oracle episodes
 
 Then open http://127.0.0.1:8765/ (the site in web/public, built by `dvc repro export_web`),
 or point an OpenAI client at http://127.0.0.1:8765/v1. Endpoints: GET /v1/models,
@@ -15,14 +15,14 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from ccl.config import ConfigError, load_params, stage_config
+from ccl.models.registry import ModelError, ModelsConfig
+from ccl.policy.base import GenConfig
+from ccl.policy.load import BACKENDS
+from ccl.serve import HOST, MAX_TOKENS_CAP, load_app, make_server
 
-from ccl.config import ConfigError, load_params, stage_config  # noqa: E402
-from ccl.models.registry import ModelError, ModelsConfig  # noqa: E402
-from ccl.policy.base import GenConfig  # noqa: E402
-from ccl.policy.load import BACKENDS  # noqa: E402
-from ccl.serve import HOST, MAX_TOKENS_CAP, load_app, make_server  # noqa: E402
+from .layout import DATA, PARAMS, SITE
+from .model_store import model_store
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,9 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model-path", default=None, help="local copy of a hub model")
     ap.add_argument("--no-model", action="store_true", help="serve the site and tasks only (oracle episodes)")
     ap.add_argument("--profile", default=None)
-    ap.add_argument("--params", type=Path, default=ROOT / "params.yaml")
-    ap.add_argument("--site", type=Path, default=ROOT / "web" / "public")
-    ap.add_argument("--data", type=Path, default=ROOT / "data" / "v1",
+    ap.add_argument("--params", type=Path, default=PARAMS)
+    ap.add_argument("--site", type=Path, default=SITE)
+    ap.add_argument("--data", type=Path, default=DATA,
                     help="data root (default data/v1); task splits are read from its tasks/ folder")
     ap.add_argument("--max-body", type=int, default=1 << 20, help="largest request body in bytes")
     ap.add_argument("--max-tokens", type=int, default=GenConfig().max_new_tokens,
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(str(e))
         model, backend = models.student, args.backend or models.student_backend
     try:
-        app = load_app(None if args.no_model else model, backend, args.adapter, args.model_path,
+        app = load_app(model_store(), None if args.no_model else model, backend, args.adapter, args.model_path,
                        site=args.site, data=args.data / "tasks", max_body=args.max_body,
                        gen=GenConfig(max_new_tokens=args.max_tokens), quiet=args.quiet)
     except ModelError as e:

@@ -1,7 +1,7 @@
 """Recompute the SHA-256 of every dataset and adapter and compare with the manifests.
 
-    python scripts/verify.py              # data/ and runs/ of this repository
-    python scripts/verify.py --root DIR   # every manifest.json under DIR
+    python -m scripts.verify              # data/ and runs/ of this repository
+    python -m scripts.verify --root DIR   # every manifest.json under DIR
 
 Exit status 0 when everything matches; 1 with one line per file that differs, is
 missing, or is present but listed in no manifest.
@@ -12,10 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from ccl.manifest import verify_tree
 
-from ccl.manifest import verify_tree  # noqa: E402
+from .layout import DATA, ROOT, TRAIN_RUNS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--root {args.root}: not a directory")
         root, scan = args.root, [args.root]
     else:
-        root, scan = ROOT, [ROOT / "data", ROOT / "runs"]
+        root, scan = ROOT, [DATA.parent, TRAIN_RUNS]
     problems = verify_tree(root, scan)
     for p in problems:
         print(p)

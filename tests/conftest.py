@@ -6,14 +6,13 @@ import pytest
 from subproc import run_py
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 @pytest.fixture(scope="session")
 def smoke_data(tmp_path_factory):
     """The smoke profile's task splits (build_datasets run once per test session)."""
     out = tmp_path_factory.mktemp("data")
-    subprocess.run([sys.executable, "scripts/build_datasets.py", "--profile", "smoke", "--out", str(out)],
+    subprocess.run([sys.executable, "-m", "scripts.build_datasets", "--profile", "smoke", "--out", str(out)],
                    cwd=ROOT, check=True, capture_output=True)
     return out / "tasks"
 
@@ -23,8 +22,8 @@ def smoke_distilled(smoke_data):
     """The smoke data root with the teacher stages' output in teacher/ (run once per session):
     distill (pass 1), distill_pass2 and accept_teacher."""
     root = smoke_data.parent
-    for script in ("scripts/distill.py", "scripts/distill_pass2.py", "scripts/accept_teacher.py"):
-        subprocess.run([sys.executable, script, "--profile", "smoke", "--data", str(root),
+    for module in ("scripts.distill", "scripts.distill_pass2", "scripts.accept_teacher"):
+        subprocess.run([sys.executable, "-m", module, "--profile", "smoke", "--data", str(root),
                         "--out", str(root / "teacher")], cwd=ROOT, check=True, capture_output=True)
     return root
 
@@ -39,16 +38,16 @@ def smoke_study(smoke_distilled, tmp_path_factory):
     data.mkdir(parents=True)
     for name in ("tasks", "sft", "teacher", "manifest.json", "leakage_audit.json"):
         (data / name).symlink_to(smoke_distilled / name)
-    run_py("scripts/build_sft.py", "--profile", "smoke", "--data", str(data), "--out", str(data / "variants"))
+    run_py("-m", "scripts.build_sft", "--profile", "smoke", "--data", str(data), "--out", str(data / "variants"))
     runs = study / "runs"
-    run_py("scripts/train.py", "configs/train/C_s0.json", "--profile", "smoke", "--data", str(data),
+    run_py("-m", "scripts.train", "C_s0", "--profile", "smoke", "--data", str(data),
            "--runs", str(runs), "--archive", str(study / "archive"),
            "--stability-log", str(study / "logs" / "stability.jsonl"))
     results = study / "results" / "runs"
     for name, extra in (("C_s0", ["--adapter", str(runs / "C_s0")]), ("oracle", [])):
-        run_py("scripts/evaluate.py", "--profile", "smoke", "--name", name, *extra, "--data", str(data),
+        run_py("-m", "scripts.evaluate", "--profile", "smoke", "--name", name, *extra, "--data", str(data),
                "--out", str(results))
-        run_py("scripts/judge.py", "--name", name, "--data", str(data), "--runs", str(results))
-    run_py("scripts/analyze.py", "--profile", "smoke", "--runs", str(results), "--out",
+        run_py("-m", "scripts.judge", "--name", name, "--data", str(data), "--runs", str(results))
+    run_py("-m", "scripts.analyze", "--profile", "smoke", "--runs", str(results), "--out",
            str(study / "results" / "summary.json"))
     return study

@@ -307,7 +307,7 @@ def test_config_validates_and_takes_lists():
 # ---------------------------------------------------------------- the script
 
 def _analyze(*args):
-    return subprocess.run([sys.executable, "scripts/analyze.py", *map(str, args)], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "scripts.analyze", *map(str, args)], cwd=ROOT, capture_output=True,
                           text=True)
 
 

@@ -14,6 +14,7 @@ from ccl.evaluation import EvaluateConfig, fingerprint
 from ccl.jsonio import read_jsonl
 from ccl.policy.base import GenConfig
 from ccl.policy.load import load_backend
+from scripts.model_store import model_store
 from ccl.resume import ChunkLog
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +23,7 @@ MODEL = "smollm2-135m-instruct"
 
 @pytest.fixture(scope="module")
 def torch_backend():
-    return load_backend(MODEL, "torch")
+    return load_backend(model_store(), MODEL, "torch")
 
 
 def test_engine_matches_generate_across_turns(torch_backend):
@@ -59,7 +60,7 @@ def test_sampling_is_seeded(torch_backend):
 
 def test_torch_and_mlx_give_the_same_greedy_action(torch_backend):
     pytest.importorskip("mlx.core")
-    mlx = load_backend(MODEL, "mlx")
+    mlx = load_backend(model_store(), MODEL, "mlx")
     msgs = [{"role": "system", "content": 'Reply with JSON like {"final": "...", "status": "done"}.'},
             {"role": "user", "content": "Say hi."}]
     gen = GenConfig(max_new_tokens=10)
@@ -71,10 +72,10 @@ def test_torch_and_mlx_give_the_same_greedy_action(torch_backend):
 
 def evaluate(name, data, out, *extra):
     """The evaluate stage (transcripts), then the judge stage (verdicts, metrics.json) when it succeeded."""
-    r = subprocess.run([sys.executable, "scripts/evaluate.py", "--profile", "smoke", "--name", name,
+    r = subprocess.run([sys.executable, "-m", "scripts.evaluate", "--profile", "smoke", "--name", name,
                         "--data", str(data.parent), "--out", str(out), *extra], cwd=ROOT, capture_output=True, text=True)
     if r.returncode == 0:
-        j = subprocess.run([sys.executable, "scripts/judge.py", "--name", name, "--data", str(data.parent), "--runs", str(out)],
+        j = subprocess.run([sys.executable, "-m", "scripts.judge", "--name", name, "--data", str(data.parent), "--runs", str(out)],
                            cwd=ROOT, capture_output=True, text=True)
         assert j.returncode == 0, j.stderr[-2000:]
     return r
@@ -99,9 +100,9 @@ def test_smoke_evaluation_with_the_embedded_model(smoke_data, tmp_path):
 
 def oracle_log(smoke_data, out, tasks_from=None) -> ChunkLog:
     """The partial log the smoke oracle evaluation keeps, under the fingerprint it would use."""
-    cfg, models, _ = stage_with_models(ROOT / "params.yaml", "evaluate", EvaluateConfig, "smoke")
+    cfg, _, _ = stage_with_models(ROOT / "params.yaml", "evaluate", EvaluateConfig, "smoke")
     tasks = [t for split in cfg.splits for t in list(read_jsonl(smoke_data / f"{split}.jsonl"))[: cfg.max_tasks_per_split]]
-    fp = fingerprint("oracle", None, models.student_backend, None, GenConfig(max_new_tokens=cfg.max_new_tokens),
+    fp = fingerprint("oracle", None, None, None, GenConfig(max_new_tokens=cfg.max_new_tokens),
                      cfg.batch_size, tasks_from or tasks)
     return ChunkLog(out / "oracle" / "episodes.partial.jsonl", fp)
 

@@ -4,7 +4,7 @@ since this suite runs as root, whom permissions do not stop)."""
 from __future__ import annotations
 
 import errno
-import importlib.util
+import importlib
 import pathlib
 import tempfile
 from pathlib import Path
@@ -15,10 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def stage(name: str):
-    spec = importlib.util.spec_from_file_location(f"stage_{name}", ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"scripts.{name}")
 
 
 def failing_mkstemp(code: int, text: str):
@@ -69,7 +66,7 @@ def test_train_reports_a_read_only_runs_folder_in_one_line(tmp_path, monkeypatch
         return real_mkdir(self, *args, **kwargs)
 
     monkeypatch.setattr(pathlib.Path, "mkdir", mkdir)
-    rc, err = run("train", ["configs/train/C_s0.json", "--profile", "smoke", "--runs", str(runs),
+    rc, err = run("train", ["C_s0", "--profile", "smoke", "--runs", str(runs),
                             "--archive", str(tmp_path / "archive"),
                             "--stability-log", str(tmp_path / "logs" / "stability.jsonl")], capsys)
     assert rc == 2 and err[-1] == (f"train: Read-only file system: {runs / 'C_s0'}; the file system is read-only: "
@@ -79,8 +76,8 @@ def test_train_reports_a_read_only_runs_folder_in_one_line(tmp_path, monkeypatch
 
 def test_every_stage_script_runs_inside_the_boundary():
     import yaml
-    scripts = {next(w for w in st.get("do", st)["cmd"].split() if w.startswith("scripts/"))
-               for st in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].values()}
-    for script in sorted(scripts):
-        name = Path(script).stem
-        assert f'sys.exit(run_stage("{name}", main))' in (ROOT / script).read_text(), script
+    modules = {st.get("do", st)["cmd"].split()[2] for st in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].values()}
+    for module in sorted(modules):
+        name = module.removeprefix("scripts.")
+        script = ROOT / "scripts" / f"{name}.py"
+        assert f'sys.exit(run_stage("{name}", main))' in script.read_text(), script

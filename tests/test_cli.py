@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def agent(*args, stdin=""):
-    return subprocess.run([sys.executable, "scripts/agent.py", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "scripts.agent", *args], cwd=ROOT, capture_output=True,
                           text=True, input=stdin)
 
 

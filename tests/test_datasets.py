@@ -79,7 +79,7 @@ def test_scale_composition_largest_remainder():
 
 
 def build(out: Path) -> None:
-    subprocess.run([sys.executable, "scripts/build_datasets.py", "--profile", "smoke", "--out", str(out)],
+    subprocess.run([sys.executable, "-m", "scripts.build_datasets", "--profile", "smoke", "--out", str(out)],
                    cwd=ROOT, check=True, capture_output=True)
 
 
@@ -127,7 +127,7 @@ def test_verify_names_a_flipped_truncated_missing_or_unexpected_file(smoke_build
     victim.write_bytes(original)
     (tree / "tasks" / "extra.jsonl").write_text("{}\n")
     assert verify_tree(tree) == ["UNEXPECTED tasks/extra.jsonl (in no manifest)"]
-    out = subprocess.run([sys.executable, "scripts/verify.py", "--root", str(tree)], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-m", "scripts.verify", "--root", str(tree)], cwd=ROOT,
                          capture_output=True, text=True)
     assert out.returncode == 1 and "UNEXPECTED tasks/extra.jsonl" in out.stdout
 
@@ -144,7 +144,7 @@ def test_params_errors_name_the_problem():
     cfg, profile = stage_config({"profile": "cpu", "build_datasets": {"eval_id": 5, "profiles": {
         "smoke": {"eval_id": 7}}}}, "build_datasets", BuildDatasetsConfig, "smoke")
     assert (cfg.eval_id, cfg.train_pool, profile) == (7, 3000, "smoke")
-    out = subprocess.run([sys.executable, "scripts/build_datasets.py", "--profile", "huge", "--out", "/tmp/x"],
+    out = subprocess.run([sys.executable, "-m", "scripts.build_datasets", "--profile", "huge", "--out", "/tmp/x"],
                          cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 2 and "unknown profile 'huge'" in out.stderr
 

@@ -174,7 +174,7 @@ def run_script(*args, **kw):
 
 
 def test_distill_killed_and_rerun_gives_byte_identical_files(smoke_data, smoke_distilled, tmp_path):
-    base = ["scripts/distill.py", "--profile", "smoke", "--data", str(smoke_data.parent)]
+    base = ["-m", "scripts.distill", "--profile", "smoke", "--data", str(smoke_data.parent)]
     straight = smoke_distilled / "teacher"  # the same stage run straight through
     killed = tmp_path / "killed"
     p = run_script(*base, "--out", str(killed))
@@ -297,7 +297,7 @@ def make_data_dir(root: Path, variant_inputs) -> Path:
 
 
 def build_sft(data: Path, out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "scripts/build_sft.py", "--profile", "smoke", "--data", str(data),
+    return subprocess.run([sys.executable, "-m", "scripts.build_sft", "--profile", "smoke", "--data", str(data),
                            "--out", str(out)], cwd=ROOT, capture_output=True, text=True)
 
 

@@ -1,5 +1,5 @@
-"""dvc.yaml declares, for every stage, each ccl/ module its script imports (directly or not),
-so editing a module reruns exactly the stages that run its code."""
+"""dvc.yaml declares, for every stage, each ccl/ and scripts/ module its script imports (directly
+or not), so editing a module reruns exactly the stages that run its code."""
 from __future__ import annotations
 
 import ast
@@ -11,9 +11,13 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 
+PACKAGES = ("ccl", "scripts")  # the repository's own code; anything else is an installed package
+
+
 def module_file(name: str) -> Path | None:
-    """The file of module ``ccl.a.b`` (a module or a package's __init__), or None outside ccl."""
-    if name != "ccl" and not name.startswith("ccl."):
+    """The file of module ``ccl.a.b`` or ``scripts.x`` (a module or a package's __init__), or None
+    outside the repository's packages."""
+    if name.split(".")[0] not in PACKAGES:
         return None
     base = ROOT.joinpath(*name.split("."))
     for path in (base.with_suffix(".py"), base / "__init__.py"):
@@ -22,12 +26,31 @@ def module_file(name: str) -> Path | None:
     return None
 
 
+def _type_checking_only(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:``: imports for annotations, never executed, so never a dependency."""
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (getattr(test, "id", None) == "TYPE_CHECKING"
+                                         or getattr(test, "attr", None) == "TYPE_CHECKING")
+
+
+def _executed_nodes(tree: ast.AST):
+    """Every node of ``tree`` except those under an ``if TYPE_CHECKING:`` block (its ``else`` runs)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if _type_checking_only(node):
+            todo.extend(node.orelse)
+        else:
+            todo.extend(ast.iter_child_nodes(node))
+
+
 def imported_modules(path: Path) -> set[str]:
     """Every module an import statement in ``path`` names, at any depth in the file (lazy imports too),
     with ``from pkg import name`` also naming ``pkg.name`` in case it is a submodule."""
     package = ".".join(path.relative_to(ROOT).parent.parts)  # the package a relative import starts from
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _executed_nodes(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -39,7 +62,7 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def ccl_closure(script: Path) -> set[Path]:
-    """ccl/ files reached from ``script`` through imports, parent packages included."""
+    """ccl/ and scripts/ files reached from ``script`` through imports, parent packages included."""
     seen: set[Path] = set()
     todo = [script]
     while todo:
@@ -58,7 +81,9 @@ def stages() -> list[tuple[str, str, list[str]]]:
     out = []
     for name, st in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].items():
         body = st.get("do", st)
-        script = next(w for w in body["cmd"].split() if w.startswith("scripts/"))
+        words = body["cmd"].split()
+        assert words[:2] == ["python", "-m"] and words[2].startswith("scripts."), body["cmd"]
+        script = words[2].replace(".", "/") + ".py"
         out.append((name, script, [d if isinstance(d, str) else next(iter(d)) for d in body["deps"]]))
     return out
 
@@ -68,10 +93,18 @@ def covered(path: Path, deps: list[str]) -> bool:
     return any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in deps)
 
 
-def test_ccl_package_init_runs_no_code():
-    # Every stage imports ccl/__init__.py and none lists it: that is safe only while it is a docstring.
-    body = ast.parse((ROOT / "ccl" / "__init__.py").read_text()).body
+@pytest.mark.parametrize("package", PACKAGES)
+def test_package_init_runs_no_code(package):
+    # Every stage imports ccl/__init__.py and scripts/__init__.py and none lists them: that is safe only
+    # while each is a docstring.
+    body = ast.parse((ROOT / package / "__init__.py").read_text()).body
     assert len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+
+
+def test_imports_for_annotations_only_are_not_dependencies(tmp_path):
+    f = ROOT / "ccl" / "runtime.py"
+    assert "ccl.oracle" not in imported_modules(f) and "ccl.records" in imported_modules(f)
+    assert "TYPE_CHECKING" in f.read_text()  # runtime names the oracle's state type only for annotations
 
 
 def test_closure_follows_relative_and_lazy_imports():
@@ -89,7 +122,7 @@ STAGES = stages()
 def test_stage_declares_every_module_it_imports(stage, script, deps):
     assert script in deps, f"{stage}: its script {script} is not a dependency"
     missing = sorted(p.relative_to(ROOT).as_posix() for p in ccl_closure(ROOT / script)
-                     if p.name != "__init__.py" or p.parent != ROOT / "ccl")
+                     if p.name != "__init__.py" or p.parent not in (ROOT / "ccl", ROOT / "scripts"))
     missing = [m for m in missing if not covered(ROOT / m, deps)]
     assert not missing, f"dvc.yaml stage {stage} imports but does not declare: {missing}"
 
@@ -115,8 +148,21 @@ def test_judging_stages_depend_on_the_validator(stage):
 
 def test_data_means_the_data_root_in_every_stage_script():
     """--data is data/v1 everywhere (tasks, sft, teacher and variants are folders inside it)."""
+    from scripts.layout import DATA, ROOT as LAYOUT_ROOT
+
+    assert DATA == LAYOUT_ROOT / "data" / "v1"
     for _, script, _ in STAGES:
         text = (ROOT / script).read_text()
         if '"--data"' in text:
-            assert 'add_argument("--data", type=Path, default=ROOT / "data" / "v1"' in text, script
-            assert 'default=ROOT / "data" / "v1" /' not in text.split('"--data"')[1].split("\n")[0], script
+            assert 'add_argument("--data", type=Path, default=DATA' in text, script
+            assert 'default=DATA /' not in text.split('"--data"')[1].split("\n")[0], script
+
+
+def test_training_depends_on_no_episode_code_and_no_report():
+    """Retraining every adapter costs hours on the paper profile: a change to the validator, the runtime
+    and its tools, the prompt's catalogue rendering, the policies or the report must not trigger it."""
+    closure = {p.relative_to(ROOT).as_posix() for p in ccl_closure(ROOT / "scripts" / "train.py")}
+    forbidden = {"ccl/validate.py", "ccl/runtime.py", "ccl/tools.py", "ccl/toolkit.py", "ccl/world.py",
+                 "ccl/catalogue.py", "ccl/prompt.py", "ccl/oracle.py", "ccl/rollout.py"}
+    assert not closure & forbidden, sorted(closure & forbidden)
+    assert not any(p.startswith(("ccl/report/", "ccl/policy/", "ccl/tasks/")) for p in closure), sorted(closure)

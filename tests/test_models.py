@@ -5,12 +5,20 @@ import json
 import pytest
 
 from ccl.models import weights
-from ccl.models.registry import ModelError, get_spec, load_registry
+from ccl.models.registry import ModelError, ModelStore, load_registry
 from ccl.policy.adapters import attach_adapter
+from scripts.layout import MODEL_REGISTRY
+from scripts.model_store import model_store
+
+STORE = model_store()
+
+
+def get_spec(name: str):
+    return STORE.spec(name)
 
 
 def test_registry_lists_the_four_models():
-    specs = load_registry()
+    specs = load_registry(MODEL_REGISTRY)
     assert set(specs) == {"smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "qwen2.5-0.5b-instruct",
                           "qwen3.5-4b-mlx-4bit"}
     assert specs["qwen2.5-0.5b-instruct"].revision == "7ae557604adf"
@@ -26,12 +34,13 @@ def test_unknown_model_names_the_registry():
 def test_hub_model_offline_names_model_revision_and_local_path(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path))
+    store = ModelStore(MODEL_REGISTRY, tmp_path / "cache")  # no local copies, whatever this shell sets
     with pytest.raises(ModelError) as e:
-        weights.model_dir("qwen2.5-0.5b-instruct")
+        weights.model_dir(store, "qwen2.5-0.5b-instruct")
     msg = str(e.value)
     assert "Qwen/Qwen2.5-0.5B-Instruct" in msg and "7ae557604adf" in msg and "CCL_MODEL_PATH_QWEN2_5_0_5B_INSTRUCT" in msg
     with pytest.raises(ModelError, match="has no config.json"):
-        weights.model_dir("qwen2.5-0.5b-instruct", local_path=tmp_path)
+        weights.model_dir(store, "qwen2.5-0.5b-instruct", local_path=tmp_path)
 
 
 def test_checksum_mismatch_names_the_file_and_the_fix(tmp_path):

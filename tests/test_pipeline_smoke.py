@@ -23,7 +23,7 @@ def test_smoke_training_lowers_validation_loss_and_the_run_evaluates(smoke_study
     b = [t for n, t in load_file(runs / "C_s0" / "adapter" / "adapter_model.safetensors").items() if "lora_B" in n]
     assert b and all(abs(t).sum() > 0 for t in b)  # LoRA B starts at zero: the adapter changed
     assert json.loads((smoke_study / "logs" / "stability.jsonl").read_text())["status"] == "passed"
-    run_py("scripts/verify.py", "--root", str(runs))
+    run_py("-m", "scripts.verify", "--root", str(runs))
     metrics = read_json(smoke_study / "results" / "runs" / "C_s0" / "metrics.json")
     assert metrics["adapter"].endswith("C_s0") and metrics["pooled_main"]["n"] == 8
     summary = read_json(smoke_study / "results" / "summary.json")

@@ -11,6 +11,7 @@ from openai import BadRequestError, NotFoundError, OpenAI
 from ccl.jsonio import read_jsonl
 from ccl.policy.base import GenConfig
 from ccl.policy.load import load_backend
+from scripts.model_store import model_store
 from ccl.serve import App, serve_in_thread
 
 MODEL = "smollm2-135m-instruct"
@@ -37,7 +38,7 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def backend():
-    b = load_backend(MODEL, "torch")
+    b = load_backend(model_store(), MODEL, "torch")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # two threads on two busy cores decode 10-20x slower (OpenMP spin-waits)
     yield b

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from ccl.config import ConfigError
 from ccl.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
 from ccl.manifest import verify_tree
 from ccl.oracle import OraclePolicy
@@ -15,10 +14,10 @@ from ccl.rollout import rollout
 from ccl.sft import sft_row
 from ccl.tasks import generate_task
 from ccl.train.packing import pack_episode, per_turn_examples, pieces
-from ccl.train.recipe import (StabilityRule, TrainRecipe, adapted_layers, apply_overrides, batch_order,
-                              learning_rate, load_run_config)
+from ccl.train.recipe import StabilityRule, TrainRecipe, adapted_layers, batch_order, learning_rate
 from ccl.train.errors import CheckpointError, Diverged
-from ccl.train.run import RunConfig, train_run, trainer_module
+from ccl.train.run import train_run, trainer_module
+from ccl.vocabulary import Run
 from ccl.train.stability import StabilityMonitor
 from ccl.train.torch_trainer import load_for_training, token_losses
 
@@ -32,7 +31,8 @@ def tiny_model(tmp_path_factory) -> Path:
     from transformers import AutoTokenizer, GenerationConfig, LlamaConfig, LlamaForCausalLM
 
     from ccl.models.weights import model_dir
-    tok = AutoTokenizer.from_pretrained(model_dir("smollm2-135m-instruct"))
+    from scripts.model_store import model_store
+    tok = AutoTokenizer.from_pretrained(model_dir(model_store(), "smollm2-135m-instruct"))
     folder = tmp_path_factory.mktemp("tiny")
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
@@ -140,31 +140,6 @@ def test_batch_order_is_seeded_covers_epochs_and_runs_phases_in_order():
     assert all(i < 6 for s in seq[:2] for i in s) and all(i >= 6 for s in seq[2:] for i in s)
 
 
-def test_run_config_errors_name_the_problem(tmp_path):
-    p = tmp_path / "X_s0.json"
-    p.write_text(json.dumps({"variant": "B", "seed": 0, "lr": 1}))
-    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['lr'\]"):
-        load_run_config(p)
-    p.write_text(json.dumps({"variant": "E", "seed": 0}))
-    with pytest.raises(ConfigError, match="variant 'E' does not exist"):
-        load_run_config(p)
-    p.write_text(json.dumps({"variant": "B", "seed": 0, "recipe": {"lr": 3e-5, "ranks": 2}}))
-    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['ranks'\]"):
-        load_run_config(p)
-    p.write_text(json.dumps({"variant": "Dseq", "seed": 2, "recipe": {"lr": 3e-5}}))
-    rc = load_run_config(p)
-    assert (rc.name, rc.variant, rc.seed) == ("X_s0", "Dseq", 2)
-    assert apply_overrides(TrainRecipe(), rc.overrides, "x").lr == 3e-5
-
-
-def test_every_committed_run_config_is_valid():
-    configs = sorted((ROOT / "configs" / "train").glob("*.json"))
-    assert configs
-    for p in configs:
-        rc = load_run_config(p)
-        assert p.stem == f"{rc.variant}_s{rc.seed}"
-
-
 # ------------------------------------------------------------------ stability rule
 def test_stability_rule_hand_worked():
     rule = StabilityRule(ema=0.5, loss_ratio=2.0, loss_margin=0.5, grad_ratio=10.0, grad_patience=2)
@@ -182,8 +157,8 @@ def test_stability_rule_hand_worked():
 
 
 # ------------------------------------------------------------------ full runs on the tiny model
-def run(tiny_model, data_dir, tmp_path, recipe=TINY, name="C_s0", progress=lambda *a: None, backend="torch"):
-    return train_run(RunConfig(name, "C", 0, {}), recipe, "tiny", tiny_model, backend,
+def run(tiny_model, data_dir, tmp_path, recipe=TINY, progress=lambda *a: None, backend="torch"):
+    return train_run(Run("C", 0), recipe, "tiny", tiny_model, backend,
                      data_dir / "variants" / "C.jsonl", data_dir / "sft" / "oracle_val.jsonl",
                      tmp_path / "runs", tmp_path / "archive", tmp_path / "logs" / "stability.jsonl",
                      "cpu", progress)

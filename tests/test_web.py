@@ -20,8 +20,8 @@ PAGES = ("index.html", "methods.html", "figures.html", "traces.html")
 
 
 def build(root: Path, site: Path) -> None:
-    run_py("scripts/build_report.py", "--root", str(root))
-    run_py("scripts/export_web.py", "--root", str(root), "--out", str(site))
+    run_py("-m", "scripts.build_report", "--root", str(root))
+    run_py("-m", "scripts.export_web", "--root", str(root), "--out", str(site))
 
 
 @pytest.fixture(scope="module")
@@ -63,9 +63,9 @@ def test_stale_blocks_are_named():
 
 
 def test_pipeline_commands_expand_foreach_stages():
-    cmds = dict(pipeline_commands(ROOT / "dvc.yaml"))
-    assert cmds["train@B_s0"] == "python scripts/train.py configs/train/B_s0.json"
-    assert cmds["evaluate@A_base"] == "python scripts/evaluate.py --name A_base"
+    cmds = dict(pipeline_commands(ROOT / "dvc.yaml", ROOT / "params.yaml"))
+    assert cmds["train@B_s0"] == "python -m scripts.train B_s0"
+    assert cmds["evaluate@A_base"] == "python -m scripts.evaluate --name A_base"
     assert "build_report" in cmds and "export_web" in cmds
     runs = yaml.safe_load((ROOT / "params.yaml").read_text())["runs"]  # the run matrix comes from params
     assert [c for c in cmds if c.startswith("evaluate_run@")] == [f"evaluate_run@{r}" for r in runs]
@@ -86,7 +86,7 @@ def test_report_has_every_table_from_its_artifacts(study_copy, site):
     assert f"| oracle | 1 | task | {fmt_cell(oracle['eval_id'])} |" in md
     run_summary = json.loads((study_copy / "runs" / "C_s0" / "summary.json").read_text())
     assert run_summary["adapter_sha256"] in md  # the training table lists the adapter hash
-    assert run_py("scripts/build_report.py", "--root", str(study_copy), "--check").returncode == 0
+    assert run_py("-m", "scripts.build_report", "--root", str(study_copy), "--check").returncode == 0
 
 
 def test_a_changed_number_reaches_the_page_and_the_old_report_is_stale(study_copy, site, tmp_path):
@@ -98,13 +98,13 @@ def test_a_changed_number_reaches_the_page_and_the_old_report_is_stale(study_cop
     assert "87.6 [" not in (site / "index.html").read_text()
     row["eval_id"].update(mean=87.6, low=80.0, high=95.0)
     path.write_text(json.dumps(summary))
-    r = run_py("scripts/build_report.py", "--root", str(root), "--check", ok=False)
+    r = run_py("-m", "scripts.build_report", "--root", str(root), "--check", ok=False)
     assert r.returncode == 1 and "success_by_split" in r.stderr
     build(root, tmp_path / "site")
     assert "87.6 [80.0, 95.0]" in (tmp_path / "site" / "index.html").read_text()
     row["eval_id"].update(low=90.0)  # a corrupt artifact: the mean outside its own interval
     path.write_text(json.dumps(summary))
-    r = run_py("scripts/export_web.py", "--root", str(root), "--out", str(tmp_path / "site2"), ok=False)
+    r = run_py("-m", "scripts.export_web", "--root", str(root), "--out", str(tmp_path / "site2"), ok=False)
     assert r.returncode == 2 and "oracle eval_id: mean 87.6 lies outside its interval" in r.stderr
 
 
@@ -165,7 +165,7 @@ def test_every_page_renders_without_console_errors(site, browser):
     assert len(browser.find_elements(By.TAG_NAME, "table")) >= 8
     browser.get((site / "methods.html").as_uri())
     text = browser.find_element(By.TAG_NAME, "main").text
-    assert "sha256" in text and "python scripts/train.py configs/train/B_s0.json" in text
+    assert "sha256" in text and "python -m scripts.train B_s0" in text
 
 
 def test_trace_explorer_shows_an_episode_on_click(site, browser):
@@ -205,12 +205,12 @@ def test_the_site_publishes_the_checked_report_and_refuses_a_stale_one(study_cop
     report = root / "results" / "report.md"
     report.write_text(report.read_text().replace("## 1. Question and hypotheses",
                                                  "## 1. Question and hypotheses (as written)"))
-    run_py("scripts/export_web.py", "--root", str(root), "--out", str(tmp_path / "site"))
+    run_py("-m", "scripts.export_web", "--root", str(root), "--out", str(tmp_path / "site"))
     assert "Question and hypotheses (as written)" in (tmp_path / "site" / "index.html").read_text()
     path = root / "results" / "summary.json"
     summary = json.loads(path.read_text())
     next(r for r in summary["success_by_split"]["rows"] if r["config"] == "oracle")["eval_id"].update(
         mean=87.6, low=80.0, high=95.0)
     path.write_text(json.dumps(summary))
-    r = run_py("scripts/export_web.py", "--root", str(root), "--out", str(tmp_path / "site2"), ok=False)
+    r = run_py("-m", "scripts.export_web", "--root", str(root), "--out", str(tmp_path / "site2"), ok=False)
     assert r.returncode == 2 and "success_by_split" in r.stderr and "run the build_report stage first" in r.stderr

@@ -1,16 +1,19 @@
 """The model registry (``configs/models.yaml``): names to sources, pinned hashes and revisions."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Mapping
 from pathlib import Path
 
 import yaml
 
-DEFAULT_REGISTRY = Path(__file__).resolve().parents[2] / "configs" / "models.yaml"
+from ..errors import StageError
+
 SOURCES = ("pypi-gguf", "hub")
 
 
-class ModelError(RuntimeError):
+class ModelError(StageError, RuntimeError):
     """A model cannot be used; the message names the model or file and the fix."""
 
 
@@ -38,7 +41,9 @@ class ModelsConfig:
     teacher_backend: str = "mlx"
 
 
-def load_registry(path: Path = DEFAULT_REGISTRY) -> dict[str, ModelSpec]:
+def load_registry(path: Path) -> dict[str, ModelSpec]:
+    if not Path(path).is_file():
+        raise ModelError(f"{path}: model registry not found")
     with open(path, encoding="utf-8") as f:
         raw = yaml.safe_load(f)
     specs = {}
@@ -54,8 +59,27 @@ def load_registry(path: Path = DEFAULT_REGISTRY) -> dict[str, ModelSpec]:
     return specs
 
 
-def get_spec(name: str, path: Path = DEFAULT_REGISTRY) -> ModelSpec:
-    specs = load_registry(path)
-    if name not in specs:
-        raise ModelError(f"unknown model {name!r}; registered models ({path}): {', '.join(sorted(specs))}")
-    return specs[name]
+def local_path_variable(name: str) -> str:
+    """The environment variable a script reads for a local copy of hub model ``name``."""
+    return "CCL_MODEL_PATH_" + re.sub(r"[^A-Z0-9]", "_", name.upper())
+
+
+@dataclass(frozen=True)
+class ModelStore:
+    """Where the models are: the registry file, the cache of converted weights, and local
+    copies of hub models by name. The stage scripts build it (from the repository layout and
+    the environment); library code only receives it, so it never picks a path itself."""
+
+    registry: Path
+    cache: Path
+    local: Mapping[str, Path] = field(default_factory=dict)
+
+    def specs(self) -> dict[str, ModelSpec]:
+        return load_registry(self.registry)
+
+    def spec(self, name: str) -> ModelSpec:
+        specs = self.specs()
+        if name not in specs:
+            raise ModelError(f"unknown model {name!r}; registered models ({self.registry}): "
+                             f"{', '.join(sorted(specs))}")
+        return specs[name]

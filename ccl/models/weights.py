@@ -3,11 +3,11 @@
 pypi-gguf models: the GGUF file(s) are located through package metadata (the packages
 are data, never imported), concatenated in order while hashing, checked against the
 pinned SHA-256, dequantised by transformers' GGUF loader to float32 and saved once as
-safetensors in the model cache (``models/`` or ``$CCL_MODEL_CACHE``). Later loads reuse
-that copy after checking the hash recorded at conversion time.
+safetensors in the store's cache folder (``ModelStore.cache``). Later loads reuse that
+copy after checking the hash recorded at conversion time.
 
-hub models: a local path (argument or ``$CCL_MODEL_PATH_<NAME>``) or the local Hugging
-Face cache at the pinned revision. Offline, a missing model is an error that names the
+hub models: a local path (argument, or the store's ``local`` entry for the model) or the
+local Hugging Face cache at the pinned revision. Offline, a missing model is an error that names the
 model, the revision and how to provide a local path; never a silent fallback.
 """
 from __future__ import annotations
@@ -22,18 +22,9 @@ import time
 from pathlib import Path
 
 from ..jsonio import sha256_file
-from .registry import ModelError, ModelSpec, get_spec
+from .registry import ModelError, ModelSpec, ModelStore, local_path_variable
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 MARKER = "ccl_source.json"
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("CCL_MODEL_CACHE", REPO_ROOT / "models"))
-
-
-def _env_path_var(name: str) -> str:
-    return "CCL_MODEL_PATH_" + re.sub(r"[^A-Z0-9]", "_", name.upper())
 
 
 def package_file(spec: ModelSpec, package: str, relpath: str) -> Path:
@@ -122,7 +113,6 @@ def _check_converted(spec: ModelSpec, out: Path) -> bool:
 
 
 def _hub(spec: ModelSpec, local_path: str | Path | None) -> Path:
-    local_path = local_path or os.environ.get(_env_path_var(spec.name))
     if local_path:
         path = Path(local_path)
         if not (path / "config.json").exists():
@@ -135,16 +125,16 @@ def _hub(spec: ModelSpec, local_path: str | Path | None) -> Path:
         raise ModelError(
             f"{spec.name}: {spec.repo} at revision {spec.revision} is not available offline. Download "
             f"it on a machine with network (`huggingface-cli download {spec.repo} --revision "
-            f"{spec.revision}`) or point {_env_path_var(spec.name)} (or --model-path) at a local "
+            f"{spec.revision}`) or point {local_path_variable(spec.name)} (or --model-path) at a local "
             f"copy of that revision.") from None
 
 
-def model_dir(name: str, local_path: str | Path | None = None) -> Path:
+def model_dir(store: ModelStore, name: str, local_path: str | Path | None = None) -> Path:
     """Local folder with config, safetensors weights and tokenizer for a registered model."""
-    spec = get_spec(name)
+    spec = store.spec(name)
     if spec.source == "hub":
-        return _hub(spec, local_path)
-    out = cache_root() / spec.name
+        return _hub(spec, local_path or store.local.get(name))
+    out = store.cache / spec.name
     if not _check_converted(spec, out):
         _convert(spec, out)
     return out

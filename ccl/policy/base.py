@@ -3,16 +3,16 @@
 A backend turns chat prompts (already rendered with the tokenizer's own chat template)
 into assistant text. :class:`ModelPolicy` adapts a backend to the runtime: it renders
 each episode's messages, keeps per-episode backend state (the KV cache) in
-``episode.scratch`` so the next turn only prefills the new observation, and counts
-tokens and time.
+``episode.backend_state`` so the next turn only prefills the new observation, and counts
+tokens (``episode.new_tokens``, ``episode.prompt_tokens``) and time.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
-from ..prompt import STATIC_HEAD
+from ..prompt_head import STATIC_HEAD
 from ..runtime import Episode
 
 
@@ -31,7 +31,19 @@ class GenOut:
     new_tokens: int
 
 
-def cached_increment(state: dict, prompt: str) -> str | None:
+class BackendState(TypedDict, total=False):
+    """A backend's state for one episode (``Episode.backend_state``): empty for a fresh episode,
+    emptied again when the prompt no longer extends the cached text. Only the backend reads
+    the cache entries; the policy only offers ``prefix``."""
+
+    text: str  # the text whose KV cache is held (prompt plus generated text, up to the last token)
+    prefix: str  # a fresh episode's shared prompt head, offered by ModelPolicy; the backend pops it
+    kv: list  # torch: per layer, the (keys, values) of the held text
+    len: int  # torch: positions in ``kv``
+    cache: Any  # mlx: the prompt cache (mlx_lm.models.cache)
+
+
+def cached_increment(state: BackendState, prompt: str) -> str | None:
     """The part of ``prompt`` after the text whose KV cache ``state`` holds, or None when
     the prompt does not extend it (a fresh episode, or a template that rewrote history)."""
     cached = state.get("text")
@@ -43,7 +55,7 @@ class Backend(Protocol):
 
     def render(self, messages: list[dict]) -> str: ...
 
-    def generate(self, states: list[dict], prompts: list[str], gen: GenConfig,
+    def generate(self, states: list[BackendState], prompts: list[str], gen: GenConfig,
                  seeds: list[int]) -> list[GenOut]: ...
 
 
@@ -73,7 +85,10 @@ class ModelPolicy:
 
     def act_batch(self, eps: list[Episode]) -> list[str]:
         prompts = [self.backend.render(ep.messages) for ep in eps]
-        states = [ep.scratch.setdefault("backend", {}) for ep in eps]
+        for ep in eps:
+            if ep.backend_state is None:  # the episode's first turn (or its cache was released)
+                ep.backend_state = {}
+        states = [ep.backend_state for ep in eps]
         for st, prompt in zip(states, prompts):
             if not st and STATIC_HEAD in prompt:  # a fresh episode: offer the shared prompt head
                 st["prefix"] = prompt[: prompt.index(STATIC_HEAD) + len(STATIC_HEAD)]
@@ -84,10 +99,10 @@ class ModelPolicy:
         for ep, o in zip(eps, outs):
             self.stats.prompt_tokens += o.prompt_tokens
             self.stats.new_tokens += o.new_tokens
-            ep.scratch["tokens"] = ep.scratch.get("tokens", 0) + o.new_tokens
-            ep.scratch["prompt_tokens"] = ep.scratch.get("prompt_tokens", 0) + o.prompt_tokens
+            ep.new_tokens += o.new_tokens
+            ep.prompt_tokens += o.prompt_tokens
         return [o.text for o in outs]
 
     def release(self, ep: Episode) -> None:
         """Drop a finished episode's KV cache."""
-        ep.scratch.pop("backend", None)
+        ep.backend_state = None

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..models.registry import ModelError, get_spec
+from ..models.registry import ModelError, ModelStore
 from ..models.weights import model_dir
 from ..oracle import OraclePolicy
 from .base import GenConfig, ModelPolicy
@@ -11,12 +11,11 @@ from .base import GenConfig, ModelPolicy
 BACKENDS = ("torch", "mlx")
 
 
-def load_backend(model: str, backend: str = "torch", adapter: str | Path | None = None,
+def load_backend(store: ModelStore, model: str, backend: str = "torch", adapter: str | Path | None = None,
                  model_path: str | Path | None = None):
     if backend not in BACKENDS:
         raise ModelError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
-    get_spec(model)  # unknown names fail here, naming the registry
-    folder = model_dir(model, model_path)
+    folder = model_dir(store, model, model_path)  # an unknown name fails here, naming the registry
     if backend == "torch":
         from .torch_backend import TorchBackend
         return TorchBackend(folder, adapter)
@@ -24,8 +23,8 @@ def load_backend(model: str, backend: str = "torch", adapter: str | Path | None 
     return MLXBackend(folder, adapter)
 
 
-def load_policy(name: str, backend: str = "torch", adapter: str | Path | None = None,
+def load_policy(store: ModelStore, name: str, backend: str = "torch", adapter: str | Path | None = None,
                 gen: GenConfig | None = None, model_path: str | Path | None = None):
     if name == "oracle":
         return OraclePolicy()
-    return ModelPolicy(load_backend(name, backend, adapter, model_path), gen or GenConfig(), name=name)
+    return ModelPolicy(load_backend(store, name, backend, adapter, model_path), gen or GenConfig(), name=name)

@@ -13,20 +13,10 @@ On Linux, mlx-cpu's bundled BLAS is slow; preloading the system OpenBLAS
 from __future__ import annotations
 
 import importlib
-import json
 from pathlib import Path
 
-from .base import GenConfig, GenOut, cached_increment
-
-
-def _config_overrides(model_dir: Path) -> dict:
-    """transformers 5 writes rope_theta under rope_parameters; mlx-lm reads only the top-level
-    key and silently falls back to 10,000, which changes every output. Pass it through."""
-    cfg = json.loads((model_dir / "config.json").read_text())
-    rope = cfg.get("rope_parameters") or {}
-    if "rope_theta" not in cfg and "rope_theta" in rope:
-        return {"rope_theta": rope["rope_theta"]}
-    return {}
+from ..models.mlx_config import mlx_config_overrides
+from .base import BackendState, GenConfig, GenOut, cached_increment
 
 
 class MLXBackend:
@@ -37,7 +27,7 @@ class MLXBackend:
         from transformers import AutoTokenizer
 
         self.model, wrapper = mlx_lm.load(str(model_dir), adapter_path=str(adapter) if adapter else None,
-                                          model_config=_config_overrides(Path(model_dir)))
+                                          model_config=mlx_config_overrides(Path(model_dir)))
         self.tok = AutoTokenizer.from_pretrained(model_dir)
         self.eos_ids = set(wrapper.eos_token_ids) | ({self.tok.eos_token_id} - {None})
         self._step = importlib.import_module("mlx_lm.generate").generate_step
@@ -45,7 +35,7 @@ class MLXBackend:
     def render(self, messages: list[dict]) -> str:
         return self.tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
-    def generate(self, states: list[dict], prompts: list[str], gen: GenConfig,
+    def generate(self, states: list[BackendState], prompts: list[str], gen: GenConfig,
                  seeds: list[int]) -> list[GenOut]:
         import mlx.core as mx
         from mlx_lm.models.cache import make_prompt_cache

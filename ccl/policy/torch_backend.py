@@ -24,17 +24,8 @@ from pathlib import Path
 
 import torch
 
-from .base import GenConfig, GenOut, cached_increment
-
-
-def pick_device(device: str | None = None) -> str:
-    if device:
-        return device
-    if torch.cuda.is_available():
-        return "cuda"
-    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
-        return "mps"
-    return "cpu"
+from ..devices import pick_device
+from .base import BackendState, GenConfig, GenOut, cached_increment
 
 
 def _prealloc_layer_class():
@@ -100,7 +91,7 @@ class TorchBackend:
         return self.tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
     # ------------------------------------------------------------------ batching
-    def _seed_prefix(self, st: dict) -> None:
+    def _seed_prefix(self, st: BackendState) -> None:
         """Start a fresh sequence from the shared prompt head's KV (computed once)."""
         prefix = st.pop("prefix")
         if prefix not in self._prefixes:
@@ -111,7 +102,7 @@ class TorchBackend:
         st["kv"], st["len"] = self._prefixes[prefix]
         st["text"] = prefix
 
-    def _increments(self, states: list[dict], prompts: list[str]) -> list[list[int]]:
+    def _increments(self, states: list[BackendState], prompts: list[str]) -> list[list[int]]:
         incs = []
         for st, prompt in zip(states, prompts):
             if "prefix" in st:
@@ -124,7 +115,7 @@ class TorchBackend:
             st["text"] = prompt
         return incs
 
-    def _batch_cache(self, states: list[dict], capacity: int):
+    def _batch_cache(self, states: list[BackendState], capacity: int):
         """A batch cache holding every row's stored KV, left-padded to a common length,
         in buffers with room for ``capacity`` positions (no re-allocation while decoding)."""
         from transformers import DynamicCache
@@ -149,7 +140,7 @@ class TorchBackend:
         return cache, lens
 
     @staticmethod
-    def _store(st: dict, cache, row: int, mask_row: torch.Tensor) -> None:
+    def _store(st: BackendState, cache, row: int, mask_row: torch.Tensor) -> None:
         keep = mask_row.nonzero().squeeze(1)
         st["kv"] = [(layer.keys[row][:, keep].clone(), layer.values[row][:, keep].clone())
                     for layer in cache.layers]
@@ -167,7 +158,7 @@ class TorchBackend:
         return torch.stack([torch.multinomial(p, 1, generator=g)[0] for p, g in zip(probs, gens)])
 
     @torch.inference_mode()
-    def generate(self, states: list[dict], prompts: list[str], gen: GenConfig,
+    def generate(self, states: list[BackendState], prompts: list[str], gen: GenConfig,
                  seeds: list[int]) -> list[GenOut]:
         dev = self.device
         incs = self._increments(states, prompts)

@@ -12,14 +12,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# path (relative to the repository root) -> (what it is, the stage that writes it)
+# The report's layout, the one place it is declared: the root is a repository-shaped folder
+# the calling script passes (--root), and these names, relative to it, are also what the
+# pages show as each number's source, so that a reader can find and hash the file.
+SUMMARY = "results/summary.json"
+DATA_MANIFEST = "data/v1/manifest.json"
+LEAKAGE = "data/v1/leakage_audit.json"
+TEACHER_SUMMARY = "data/v1/teacher/summary.json"
+VARIANTS_LISTING = "data/v1/variants/variants.json"
+STABILITY_LOG = "logs/stability.jsonl"
+TRAIN_RUNS = "runs"  # runs/<run>/summary.json and train_log.jsonl
+ARCHIVE = "archive"  # archive/<run>/reason.json
+EVAL_RUNS = "results/runs"  # results/runs/<name>/episodes.jsonl.gz and verdicts.jsonl.gz
+TASKS = "data/v1/tasks"
+REPORT = "results/report.md"
+
+# artifact -> (what it is, the stage that writes it)
 PRODUCERS: dict[str, tuple[str, str]] = {
-    "results/summary.json": ("statistics over every evaluated configuration", "analyze"),
-    "data/v1/manifest.json": ("dataset hashes, sizes and composition", "build_datasets"),
-    "data/v1/leakage_audit.json": ("train/eval leakage audit", "build_datasets"),
-    "data/v1/teacher/summary.json": ("teacher-generation record", "accept_teacher"),
-    "data/v1/variants/variants.json": ("SFT training variants", "build_sft"),
-    "logs/stability.jsonl": ("stability-rule record of every training run", "train"),
+    SUMMARY: ("statistics over every evaluated configuration", "analyze"),
+    DATA_MANIFEST: ("dataset hashes, sizes and composition", "build_datasets"),
+    LEAKAGE: ("train/eval leakage audit", "build_datasets"),
+    TEACHER_SUMMARY: ("teacher-generation record", "accept_teacher"),
+    VARIANTS_LISTING: ("SFT training variants", "build_sft"),
+    STABILITY_LOG: ("stability-rule record of every training run", "train"),
 }
 
 
@@ -63,11 +78,11 @@ def load_artifacts(root: Path) -> Artifacts:
     for rel, (what, stage) in PRODUCERS.items():
         p = root / rel
         art.files[rel] = _read(p) if p.exists() else Missing(rel, stage, what)
-    for summary in sorted((root / "runs").glob("*/summary.json")):
+    for summary in sorted((root / TRAIN_RUNS).glob("*/summary.json")):
         name = summary.parent.name
         art.runs[name] = _read(summary)
         log = summary.parent / "train_log.jsonl"
         art.train_logs[name] = _read(log) if log.exists() else []
-    for reason in sorted((root / "archive").glob("*/reason.json")):
+    for reason in sorted((root / ARCHIVE).glob("*/reason.json")):
         art.archived[reason.parent.name] = _read(reason)
     return art

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .artifacts import Artifacts, Missing
-from ..vocabulary import BASELINES
-from .tables import SUMMARY
-
-MAIN_VARIANTS = ("B", "C", "Dmix", "Dseq")
+from .artifacts import SUMMARY, TEACHER_SUMMARY, VARIANTS_LISTING, Artifacts, Missing
+from ..vocabulary import B, BASELINES, C, STUDENT_BASE, STUDENT_FEWSHOT
 
 
 def _interval(cell: dict | None) -> dict | None:
@@ -53,9 +50,9 @@ def results_facts(summary: dict) -> dict[str, Any]:
         # half-width of a 95% normal interval for a 50% success rate on one split, in points
         "halfwidth_50": round(196 * (0.25 / n_split) ** 0.5) if n_split else None,
         "n_tests": summary["paired"]["n_tests"], "n_significant": len(sig),
-        "vs_base": {c: wins(c, "A_base") for c in trained},
-        "vs_fewshot": {c: wins(c, "A_fewshot") for c in trained},
-        "c_vs_b": wins("C", "B") if {"B", "C"} <= set(trained) else None,
+        "vs_base": {c: wins(c, STUDENT_BASE) for c in trained},
+        "vs_fewshot": {c: wins(c, STUDENT_FEWSHOT) for c in trained},
+        "c_vs_b": wins(C, B) if {B, C} <= set(trained) else None,
         "n_resamples": stats["n_resamples"], "n_flips": stats["n_flips"], "alpha": stats["alpha"],
         "min_p": round(1 / (stats["n_flips"] + 1), 4),
         "min_p_holm": round(min(1.0, summary["paired"]["n_tests"] / (stats["n_flips"] + 1)), 4),
@@ -82,8 +79,8 @@ def training_facts(art: Artifacts) -> dict[str, Any]:
 def all_facts(art: Artifacts) -> dict[str, Any]:
     """Facts by artifact; an absent artifact gives None, and the template says so."""
     summary = art.get(SUMMARY)
-    teacher = art.get("data/v1/teacher/summary.json")
-    variants = art.get("data/v1/variants/variants.json")
+    teacher = art.get(TEACHER_SUMMARY)
+    variants = art.get(VARIANTS_LISTING)
     return {
         "results": None if isinstance(summary, Missing) else results_facts(summary),
         "teacher": None if isinstance(teacher, Missing) else teacher_facts(teacher),

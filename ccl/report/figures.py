@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .artifacts import Artifacts, Missing
-from .tables import SUMMARY, TableError
+from .artifacts import SUMMARY, TRAIN_RUNS, Artifacts, Missing
+from .tables import TableError
 
 
 def _plt():
@@ -102,7 +102,7 @@ def catalogue(art: Artifacts):
 
 def loss_curves(art: Artifacts):
     if not any(art.train_logs.values()):
-        return Missing("runs/<run>/train_log.jsonl", "train", "training logs").message()
+        return Missing(f"{TRAIN_RUNS}/<run>/train_log.jsonl", "train", "training logs").message()
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, log in art.train_logs.items():

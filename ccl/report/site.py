@@ -12,15 +12,17 @@ from pathlib import Path
 
 import yaml
 
+from ..errors import InputError
 from ..jsonio import atomic_write_bytes
-from .artifacts import Artifacts, Missing
+from .artifacts import EVAL_RUNS, REPORT, TASKS, Artifacts, Missing
 from .figures import FIGURES, write_figures
 from .page import NAV, environment, html_page
 from .render import BLOCK, block, blocks, markdown_table, markdown_to_html
 from .tables import Table, check_table
 from .traces import export_traces
 
-STATIC = Path(__file__).parent / "static"
+STATIC = Path(__file__).parent / "static"  # a package resource, not a repository path
+TRACE_DATA = "data/traces"  # the trace explorer's data, inside the site folder
 
 
 def stamp(root: Path) -> dict:
@@ -32,11 +34,10 @@ def stamp(root: Path) -> dict:
     return {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": commit}
 
 
-def pipeline_commands(dvc_yaml: Path) -> list[tuple[str, str]]:
+def pipeline_commands(dvc_yaml: Path, params_file: Path) -> list[tuple[str, str]]:
     """(stage, command) for every stage of dvc.yaml, with foreach stages expanded; a foreach
-    given as ``${key}`` takes its items from that top-level key of params.yaml beside it."""
+    given as ``${key}`` takes its items from that top-level key of ``params_file``."""
     stages = yaml.safe_load(dvc_yaml.read_text(encoding="utf-8"))["stages"]
-    params_file = dvc_yaml.parent / "params.yaml"
     params = yaml.safe_load(params_file.read_text(encoding="utf-8")) if params_file.is_file() else {}
     out = []
     for name, st in stages.items():
@@ -96,32 +97,33 @@ def report_html(report: Path, tables: dict[str, Table]) -> str:
     site too: a written report whose tables no longer match the artifacts is refused here,
     naming the stale tables."""
     if not report.is_file():
-        raise ValueError(f"{report}: missing; run the build_report stage first")
+        raise InputError(f"{report}: missing; run the build_report stage first")
     written = report.read_text(encoding="utf-8")
     stale = sorted(n for n, body in blocks(written).items() if n not in tables or block(n, tables) !=
                    f"<!-- BEGIN:{n} -->\n{body}<!-- END:{n} -->")
     if stale:
-        raise ValueError(f"{report}: tables {', '.join(stale)} no longer match their artifacts; "
+        raise InputError(f"{report}: tables {', '.join(stale)} no longer match their artifacts; "
                          f"run the build_report stage first")
     linked = BLOCK.sub(lambda m: block(m["name"], tables, traces="traces.html"), written)
     return markdown_to_html(linked)
 
 
-def write_site(root: Path, art: Artifacts, tables: dict[str, Table], out: Path, dvc_yaml: Path) -> dict:
+def write_site(root: Path, art: Artifacts, tables: dict[str, Table], out: Path, dvc_yaml: Path,
+               params_file: Path) -> dict:
     """Write every page, figure and trace file under ``out``; return what was written.
-    ``dvc_yaml`` is the pipeline definition whose commands the methods page lists."""
+    ``dvc_yaml`` and ``params_file`` define the pipeline whose commands the methods page lists."""
     st = stamp(root)
     out.mkdir(parents=True, exist_ok=True)
-    data = out / "data" / "traces"
+    data = out / TRACE_DATA
     if data.exists():
         shutil.rmtree(data)  # configurations evaluated before but not now must not linger
-    index = export_traces(root / "results" / "runs", root / "data" / "v1" / "tasks", data)
+    index = export_traces(root / EVAL_RUNS, root / TASKS, data)
     fig_status = write_figures(art, out / "figures")
     missing = {p: v.message() for p, v in art.files.items() if isinstance(v, Missing)}
     pages = {
-        "index.html": ("Report", report_html(root / "results" / "report.md", tables), []),
+        "index.html": ("Report", report_html(root / REPORT, tables), []),
         "methods.html": ("Methods & reproducibility",
-                         markdown_to_html(methods_markdown(tables, pipeline_commands(dvc_yaml), missing)), []),
+                         markdown_to_html(methods_markdown(tables, pipeline_commands(dvc_yaml, params_file), missing)), []),
         "figures.html": ("Figures", figures_html(fig_status), []),
         "traces.html": ("Trace explorer", environment().get_template("traces.html.j2").render(),
                         ["data/traces/index.js", "data/traces/tasks.js", "data/traces/prompts.js", "traces.js"]),

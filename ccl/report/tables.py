@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .artifacts import Artifacts, Missing
+from ..errors import StageError
+from .artifacts import (ARCHIVE, DATA_MANIFEST, LEAKAGE, SUMMARY, TEACHER_SUMMARY, TRAIN_RUNS, VARIANTS_LISTING,
+                        Artifacts, Missing)
 
-SUMMARY = "results/summary.json"
 
 
 @dataclass
@@ -27,7 +28,7 @@ class Table:
     links: dict[tuple[int, int], str] = field(default_factory=dict)  # (row, column) -> trace-explorer anchor
 
 
-class TableError(ValueError):
+class TableError(StageError, ValueError):
     pass
 
 
@@ -134,7 +135,7 @@ def leniency_table(art: Artifacts) -> Table:
 # ------------------------------------------------------------------ methods tables (data, teacher, runs)
 def datasets_table(art: Artifacts) -> Table:
     title = "Datasets (v1): every task pool and training file"
-    sources = ["data/v1/manifest.json", "data/v1/variants/variants.json"]
+    sources = [DATA_MANIFEST, VARIANTS_LISTING]
     manifest = art.get(sources[0])
     if isinstance(manifest, Missing):
         return missing_table("datasets", title, manifest)
@@ -157,7 +158,7 @@ def datasets_table(art: Artifacts) -> Table:
 
 def leakage_table(art: Artifacts) -> Table:
     title = "Leakage audit: each evaluation split against the training pool"
-    src = "data/v1/leakage_audit.json"
+    src = LEAKAGE
     audit = art.get(src)
     if isinstance(audit, Missing):
         return missing_table("leakage", title, audit)
@@ -173,7 +174,7 @@ def leakage_table(art: Artifacts) -> Table:
 
 def teacher_table(art: Artifacts) -> Table:
     title = "Teacher generation (configuration B's data)"
-    src = "data/v1/teacher/summary.json"
+    src = TEACHER_SUMMARY
     s = art.get(src)
     if isinstance(s, Missing):
         return missing_table("teacher", title, s)
@@ -198,7 +199,7 @@ def teacher_table(art: Artifacts) -> Table:
 def training_table(art: Artifacts) -> Table:
     title = "Training runs"
     if not art.runs:
-        return missing_table("training", title, Missing("runs/<run>/summary.json", "train", "trained adapters"))
+        return missing_table("training", title, Missing(f"{TRAIN_RUNS}/<run>/summary.json", "train", "trained adapters"))
     cols = ["run", "variant", "seed", "backend", "steps", "episodes", "trainable params", "val loss before → after",
             "last train loss", "minutes", "stability", "adapter sha256"]
     rows = [[name, r["variant"], str(r["seed"]), f"{r['backend']} ({r['device']})", str(r["steps"]),
@@ -208,8 +209,8 @@ def training_table(art: Artifacts) -> Table:
     for name, a in art.archived.items():
         rows.append([name, "—", "—", "—", str(a["step"]), "—", "—", "—", "—", "—",
                      f"broken: {a['reason']} (archive/{name})", "—"])
-    return Table("training", title, cols, rows, [f"runs/{n}/summary.json" for n in art.runs]
-                 + [f"archive/{n}/reason.json" for n in art.archived],
+    return Table("training", title, cols, rows, [f"{TRAIN_RUNS}/{n}/summary.json" for n in art.runs]
+                 + [f"{ARCHIVE}/{n}/reason.json" for n in art.archived],
                  note="Validation loss: mean assistant-token NLL on the oracle validation episodes. Archived runs "
                       "broke the stability rule and are never used in comparisons.")
 

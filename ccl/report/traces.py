@@ -11,6 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from ..errors import InputError
 from ..jsonio import atomic_write_bytes, read_json, read_jsonl
 
 TASK_FIELDS = ("request", "role", "approvals", "expected_status", "family", "template", "depth", "today")
@@ -55,7 +56,7 @@ def export_traces(runs_dir: Path, tasks_dir: Path, out: Path) -> dict:
         episodes = list(read_jsonl(folder / "episodes.jsonl.gz"))
         unjudged = [r["task_id"] for r in episodes if r["task_id"] not in judged]
         if unjudged:
-            raise ValueError(f"{verdicts}: no verdict for {len(unjudged)} episode(s) of {folder / 'episodes.jsonl.gz'} "
+            raise InputError(f"{verdicts}: no verdict for {len(unjudged)} episode(s) of {folder / 'episodes.jsonl.gz'} "
                              f"(first {unjudged[0]}); rerun the judge stage for {name}")
         rows = [slim_episode(r, judged[r["task_id"]], latency.get(r["task_id"]), prompts) for r in episodes]
         wanted |= {r["task_id"] for r in rows}

@@ -1,7 +1,10 @@
 """Errors of the training stage; each message names the file or setting at fault."""
+from __future__ import annotations
+
+from ..errors import StageError
 
 
-class TrainingError(RuntimeError):
+class TrainingError(StageError, RuntimeError):
     """A run that cannot start or continue (missing or empty data, unknown backend)."""
 
 
@@ -9,8 +12,10 @@ class CheckpointError(TrainingError):
     """A checkpoint that cannot be resumed: corrupt, or written for another run or base model."""
 
 
-class Diverged(RuntimeError):
-    """The run broke the stability rule; it was archived."""
+class Diverged(StageError, RuntimeError):
+    """The run broke the stability rule; it was archived (exit status 3)."""
+
+    exit_code = 3
 
 
 def check_fingerprint(path, theirs: dict | None, ours: dict) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..policy.mlx_backend import _config_overrides
+from ..models.mlx_config import mlx_config_overrides
 from .errors import CheckpointError, check_fingerprint
 from .packing import Packed, pack_episode
 from .recipe import TrainRecipe, adapted_layers
@@ -48,7 +48,7 @@ def load_for_training(folder: Path, recipe: TrainRecipe, seed: int, device: str 
     from mlx_lm.tuner.utils import linear_to_lora_layers
     from transformers import AutoTokenizer
 
-    model, wrapper = mlx_lm.load(str(folder), model_config=_config_overrides(Path(folder)))
+    model, wrapper = mlx_lm.load(str(folder), model_config=mlx_config_overrides(Path(folder)))
     tok = AutoTokenizer.from_pretrained(folder)
     model.freeze()
     n = len(adapted_layers(len(model.layers), recipe.adapt_fraction))

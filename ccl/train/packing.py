@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..prompt import STATIC_HEAD
+from ..prompt_head import STATIC_HEAD
 
 Render = Callable[..., str]  # tokenizer.apply_chat_template(messages, tokenize=False, ...)
 

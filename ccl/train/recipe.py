@@ -1,22 +1,17 @@
-"""The training recipe, run configs, the learning-rate schedule and the batch order.
+"""The training recipe, the learning-rate schedule and the batch order.
 
 ``TrainRecipe`` defaults are the write-up's final configuration; params.yaml
-``train.profiles`` rescales them per profile, and a run's config file
-(``configs/train/<name>.json``: variant, seed, optional recipe overrides) applies last.
+``train.profiles`` rescales them per profile. A run (``ccl.vocabulary.Run``) adds only its
+training set and seed: every run of a profile shares one recipe, as in the write-up.
 """
 from __future__ import annotations
 
-import dataclasses
-import json
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ..config import ConfigError, register
-from ..vocabulary import VARIANTS
+from ..config import register
 
 
 @register
@@ -54,47 +49,6 @@ class TrainRecipe:
     @property
     def episodes_per_step(self) -> int:
         return self.batch_size * self.grad_accum
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    name: str
-    variant: str
-    seed: int
-    overrides: dict[str, Any]
-
-
-def load_run_config(path: str | Path) -> RunConfig:
-    path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"{path}: run config not found")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path}: not valid JSON ({e})") from None
-    unknown = sorted(set(raw) - {"variant", "seed", "recipe"})
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) {unknown}; valid keys: ['recipe', 'seed', 'variant']")
-    if raw.get("variant") not in VARIANTS:
-        raise ConfigError(f"{path}: variant {raw.get('variant')!r} does not exist; valid: {', '.join(VARIANTS)}")
-    if not isinstance(raw.get("seed"), int):
-        raise ConfigError(f"{path}: seed must be an integer")
-    overrides = raw.get("recipe", {}) or {}
-    fields = {f.name for f in dataclasses.fields(TrainRecipe)}
-    bad = sorted(set(overrides) - fields)
-    if bad:
-        raise ConfigError(f"{path}: recipe has unknown key(s) {bad}; valid keys: {sorted(fields)}")
-    return RunConfig(path.stem, raw["variant"], raw["seed"], overrides)
-
-
-def apply_overrides(recipe: TrainRecipe, overrides: dict[str, Any], where: str) -> TrainRecipe:
-    values = dict(overrides)
-    if isinstance(values.get("stability"), dict):
-        values["stability"] = dataclasses.replace(recipe.stability, **values["stability"])
-    try:
-        return dataclasses.replace(recipe, **values)
-    except TypeError as e:
-        raise ConfigError(f"{where}: {e}") from None
 
 
 def learning_rate(step: int, r: TrainRecipe) -> float:

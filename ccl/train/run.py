@@ -22,7 +22,8 @@ from ..resources import peak_memory_gb
 from ..jsonio import atomic_write_bytes, dumps, read_jsonl, sha256_file, write_json
 from ..manifest import write_manifest
 from .errors import Diverged, TrainingError
-from .recipe import RunConfig, TrainRecipe, batch_order, learning_rate
+from ..vocabulary import Run
+from .recipe import TrainRecipe, batch_order, learning_rate
 from .stability import StabilityMonitor
 
 
@@ -98,12 +99,12 @@ def read_log(path: Path, before: int) -> list[dict]:
     return [r for r in read_jsonl_tolerant(path) if r["step"] < before]
 
 
-def train_run(run: RunConfig, recipe: TrainRecipe, model_name: str, model_folder: Path, backend: str,
+def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path, backend: str,
               train_file: Path, val_file: Path, runs_dir: Path, archive_dir: Path, stability_log: Path,
               device: str | None = None, progress: Callable[[str, int, int], None] = lambda *a: None) -> dict:
     T = trainer_module(backend)
     if backend == "torch":
-        from ..policy.torch_backend import pick_device
+        from ..devices import pick_device
         device = pick_device(device)
     else:
         device = "mlx"  # MLX picks its own device (Metal on Apple silicon, else CPU)
@@ -184,7 +185,7 @@ def _weights_id(folder: Path) -> str:
     return str(folder.resolve())
 
 
-def _archive(run: RunConfig, paths: RunPaths, archive_dir: Path, stability_log: Path, step: int,
+def _archive(run: Run, paths: RunPaths, archive_dir: Path, stability_log: Path, step: int,
              reason: str) -> dict:
     dest = archive_dir / run.name
     shutil.rmtree(dest, ignore_errors=True)

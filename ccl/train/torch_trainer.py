@@ -21,7 +21,7 @@ import torch
 from ..jsonio import atomic_write_bytes
 from .errors import CheckpointError, check_fingerprint
 from .packing import Packed, pack_episode
-from .recipe import RunConfig, TrainRecipe, adapted_layers
+from .recipe import TrainRecipe, adapted_layers
 
 ADAPTER_FILE = "adapter_model.safetensors"
 CHECKPOINT = "checkpoint.pt"

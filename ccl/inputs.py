@@ -1,0 +1,18 @@
+"""Reading a stage's input rows: a missing or corrupt file is an ``InputError`` naming the
+file and the stage that makes it, never a traceback."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import InputError
+from .jsonio import read_jsonl
+
+
+def read_rows(path: Path, stage: str) -> list[dict]:
+    """Every row of a JSON Lines file (gzip or not) written by ``stage``."""
+    if not path.is_file():
+        raise InputError(f"{path}: missing; run the {stage} stage first")
+    try:
+        return list(read_jsonl(path))
+    except (OSError, EOFError, ValueError) as e:
+        raise InputError(f"{path}: corrupt ({e}); rerun the {stage} stage") from None

@@ -1,0 +1,385 @@
+"""What flows between the stages, defined once: the vocabularies of an episode (status, call
+outcome, end reason) and the shape of every record and row the pipeline writes.
+
+    task            a line of data/v1/tasks/<split>.jsonl (ccl.tasks.generate_task, ccl.datasets)
+    episode record  ccl.runtime.Episode.record(): the whole transcript, what the validator reads
+    verdict         ccl.validate.validate(): both success definitions, their reasons, the diagnostics
+    episode row     a line of results/runs/<name>/episodes.jsonl.gz (ccl.evaluation.transcript_row)
+    verdict row     a line of results/runs/<name>/verdicts.jsonl.gz (ccl.judging.verdict_row)
+    run summary     results/runs/<name>/metrics.json (the judge stage)
+
+Records stay plain JSON dicts (``TypedDict``), so every artifact keeps its bytes. The
+enums are ``StrEnum``: a member *is* its string, compares and hashes equal to it and is
+written by ``json.dumps`` (and so ``ccl.jsonio.dumps``) as its value; rows read back from
+disk hold plain strings, which compare equal to the members. Never ``repr()`` a member
+into an artifact (``repr(Status.DONE)`` is ``<Status.DONE: 'done'>``): use its value.
+
+Dependency-free on purpose (standard library only, no ccl imports), so any stage may import it.
+"""
+import enum
+from typing import Any, Final, Literal, NotRequired, TypedDict
+
+# Deliberately no ``from __future__ import annotations``: TypedDict must see ``NotRequired``
+# as an object, not a string, to compute ``__required_keys__`` correctly on Python 3.11.
+
+
+# ---------------------------------------------------------------- vocabularies
+class Status(enum.StrEnum):
+    """The status of a final answer ({"final": ..., "status": ...}) and a task's ``expected_status``.
+    Declared in the order the prompt and the parse-error message list them."""
+
+    DONE = "done"  # the request was completed
+    REFUSED = "refused"  # the task's role may not do it
+    BLOCKED = "blocked"  # the user declined an approval
+    FAILED = "failed"  # it cannot be completed (something was not found, no tool can do it)
+
+
+class CallOutcome(enum.StrEnum):
+    """``outcome`` of a call record, and ``error.kind`` of its observation when it is not ``ok``.
+
+    Two kinds of bad arguments are told apart on purpose (both count in the verdict's
+    ``invalid_args`` diagnostic): ``INVALID_ARGS`` is the runtime refusing arguments that
+    are not an object or break the tool's schema, so the tool never ran and the call is
+    not an attempt; ``INVALID_ARGUMENT`` is a tool rejecting a schema-valid value (a bad
+    date, an unknown currency), so the call was attempted and reached the tool.
+    """
+
+    OK = "ok"  # the tool ran and returned a result
+    # raised by a tool (ccl.tools via toolkit.ToolError)
+    NOT_FOUND = "not_found"  # no such entity: the world answered "no"
+    INVALID_ARGUMENT = "invalid_argument"  # the tool rejected a schema-valid value
+    # refused by the runtime before the tool ran (ccl.runtime.Episode._dispatch)
+    TOO_MANY_CALLS_IN_TURN = "too_many_calls_in_turn"  # over Limits.max_calls_per_turn; not run
+    CALL_BUDGET_EXHAUSTED = "call_budget_exhausted"  # over Limits.max_calls_total; ends the episode
+    UNKNOWN_TOOL = "unknown_tool"  # the name is not in the task's catalogue
+    INVALID_ARGS = "invalid_args"  # args not an object, or not valid for the tool's schema
+    PERMISSION_DENIED = "permission_denied"  # the task's role may not use the tool
+    DENIED_RETRY = "denied_retry"  # the user already declined this tool in this episode
+    APPROVAL_DENIED = "approval_denied"  # the user declined this call
+    # faults and failures while running (scripted faults, the runtime's watchdog)
+    TIMEOUT = "timeout"  # a scripted timeout, or the tool ran past Limits.tool_timeout_s (undone)
+    SERVICE_UNAVAILABLE = "service_unavailable"  # a scripted outage; the observation names the fallback
+    TOOL_ERROR = "tool_error"  # the tool raised something other than a ToolError (a bug)
+
+
+# ``error.kind`` of the observation of a turn that could not be parsed. It belongs to a
+# turn, not a call, so it is no CallOutcome and never appears as a call's ``outcome``.
+PARSE_ERROR: Final = "parse_error"
+
+
+class EndReason(enum.StrEnum):
+    """Why an episode ended (``end_reason``)."""
+
+    FINAL = "final"  # the model gave a final answer
+    PARSE_ERRORS = "parse_errors"  # Limits.max_parse_errors unparseable turns
+    TURN_LIMIT = "turn_limit"  # Limits.max_turns assistant turns without a final answer
+    CALL_LIMIT = "call_limit"  # a call went over Limits.max_calls_total
+
+
+class FaultKind(enum.StrEnum):
+    """``kind`` of a fault the task scripts for a tool (a task's ``faults``)."""
+
+    TIMEOUT = "timeout"  # the listed attempts (``calls``, 1-based) time out; a retry may succeed
+    SERVICE_UNAVAILABLE = "service_unavailable"  # every call fails; the tool's fallback works
+
+
+class Approval(enum.StrEnum):
+    """The scripted decision of the user for a tool that needs approval (a task's ``approvals``);
+    a tool with no decision is denied."""
+
+    APPROVE = "approve"
+    DENY = "deny"
+
+
+# ---------------------------------------------------------------- task
+class GoldArg(TypedDict):
+    """How one argument of a gold call is matched (ccl.matching), and where its value comes from."""
+
+    rule: str  # matching rule (exact, keyword, number, ...)
+    value: Any  # what a correct call must send
+    say: NotRequired[Any]  # what the oracle sends when it differs from ``value``
+    ref: NotRequired[list]  # path into an earlier node's observed result (ccl.tasks.resolve)
+    refs: NotRequired[list[list]]  # several such paths (a list-valued argument)
+
+
+class GoldNode(TypedDict):
+    """One call of the gold dependency graph."""
+
+    id: str  # n0, n1, ... in topological order
+    tool: str  # canonical tool name
+    args: dict[str, GoldArg]  # canonical argument name -> matching rule
+    deps: list[str]  # ids of the nodes whose results this call needs
+    required: bool  # a correct episode must make this call
+    forbidden: bool  # the task's role may not make it (the episode should refuse)
+    group: str | None  # calls of one group should go out in the same turn
+    fallback_for: str | None  # id of the node this one stands in for when its tool is down
+
+
+class Gold(TypedDict):
+    nodes: list[GoldNode]
+
+
+class Fault(TypedDict):
+    tool: str  # canonical tool name
+    kind: FaultKind
+    calls: NotRequired[list[int]]  # timeouts only: the attempts (1-based) that time out
+
+
+class ExpectedEffect(TypedDict):
+    """A side effect a correct episode executes, with gold matching rules for its arguments."""
+
+    tool: str
+    args: dict[str, GoldArg]
+
+
+class Aliases(TypedDict):
+    """A renamed catalogue's surface names (ccl.aliases.draw_aliases)."""
+
+    tools: dict[str, str]  # canonical tool -> surface name
+    params: dict[str, dict[str, str]]  # canonical tool -> canonical parameter -> surface name
+
+
+class AnswerTemplate(TypedDict):
+    """The oracle's answer: ``template.format(**{k: value at refs[k]})``."""
+
+    template: str
+    refs: dict[str, list]  # placeholder -> path into the observed results
+
+
+class Task(TypedDict):
+    """One task: everything the runtime, the oracle and the validator need, as plain JSON
+    (ccl.tasks.generate_task; a split file adds ``dataset`` and, for evaluation, ``graph_seen``)."""
+
+    id: str  # <template>:<pool>:<seed>[:<rename>][:k<distractors>]
+    template: str
+    family: str  # select | args | chain | parallel | recovery | permission | approval | termination
+    split: str  # the template's split: train | ood | unseen
+    depth: int  # longest chain of gold calls
+    seed: int
+    pool: str  # entity pool: train | eval
+    rename: str | None  # alias vocabulary (train | heldout), or None
+    distractors: int  # tools in the catalogue that the task does not need
+    request: str  # the user's message
+    role: str  # the user's role (permissions)
+    today: str  # YYYY-MM-DD
+    catalogue: list[str]  # canonical names of the offered tools, in prompt order
+    aliases: Aliases | None
+    approvals: dict[str, Approval]  # tool -> the user's scripted decision
+    faults: list[Fault]
+    world: dict[str, Any]  # the initial world state (ccl.world.empty_state's buckets)
+    gold: Gold
+    expected_status: Status
+    required_facts: list[list[str]]  # each fact: accepted spellings, one must be in the answer
+    expected_side_effects: list[ExpectedEffect]
+    answer: AnswerTemplate
+    graph_signature: str  # value-free description of the gold graph (ccl.tasks.graph_signature)
+    dataset: NotRequired[str]  # the split file holding it (train_pool, eval_id, ...)
+    graph_seen: NotRequired[bool]  # evaluation splits: its graph signature occurs in train_pool
+
+
+# ---------------------------------------------------------------- episode record
+class Message(TypedDict):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class CallSpec(TypedDict):
+    """A call as the model wrote it (surface names, arguments as given)."""
+
+    tool: str
+    args: Any  # normally an object; anything else is an invalid_args outcome
+
+
+class ActionRecord(TypedDict):
+    """A parsed action (``ccl.runtime.Action`` as a dict): calls, or a final answer and status."""
+
+    calls: list[CallSpec] | None
+    final: str | None
+    status: Status | None
+
+
+class ErrorInfo(TypedDict):
+    kind: str  # a CallOutcome other than ok, or PARSE_ERROR
+    message: str
+    retryable: NotRequired[bool]  # timeouts (True) and outages (False)
+    fallback: NotRequired[str | None]  # outages: surface name of the fallback tool, if any
+
+
+class Observation(TypedDict):
+    """What the model is told about one call (the user message lists them with tool names)."""
+
+    ok: bool
+    result: NotRequired[dict[str, Any]]  # when ok
+    error: NotRequired[ErrorInfo]  # when not ok
+
+
+class TurnRecord(TypedDict):
+    index: int  # 0-based assistant turn
+    text: str  # the assistant's text as written
+    strict: bool  # exactly one schema-conforming JSON object
+    error: str | None  # why the text could not be parsed
+    action: ActionRecord | None  # None when the text could not be parsed
+    calls: list[int]  # indices into the episode's calls
+
+
+class CallRecord(TypedDict):
+    turn: int  # index of the turn that made the call
+    tool: Any  # the name as written (a string, unless the model wrote something else)
+    args: Any  # the arguments as written
+    canonical: str | None  # the catalogue's canonical tool, None when unknown
+    cargs: dict[str, Any] | None  # the arguments under canonical names, once they were an object
+    outcome: CallOutcome
+    executed: bool  # the tool ran and returned
+    observation: Observation
+    result: NotRequired[dict[str, Any]]  # when executed
+
+
+class Effect(TypedDict):
+    """A side effect that was executed (canonical tool and arguments)."""
+
+    tool: str
+    args: dict[str, Any]
+
+
+class EpisodeRecord(TypedDict):
+    """Everything the validator and the datasets need about one episode (``Episode.record()``)."""
+
+    task_id: str
+    messages: list[Message]  # system prompt, request, then assistant turns and observations
+    turns: list[TurnRecord]
+    calls: list[CallRecord]
+    effects: list[Effect]
+    final: str | None  # the final answer, None when the episode ended without one
+    status: Status | None  # the final answer's status
+    end_reason: EndReason | None  # None only while the episode runs
+    parse_errors: int
+
+
+# ---------------------------------------------------------------- verdict
+class Diagnostics(TypedDict):
+    """Per-episode diagnostics (ccl.vocabulary.DIAGNOSTICS lists the aggregated ones)."""
+
+    tool_selection: float  # Dice overlap of the tools tried and the gold tools
+    arg_correct: float | None  # share of required gold calls tried whose arguments matched
+    dependency_safe: bool  # no identifier or dependent call before it was observed
+    strict_schema: bool  # every turn was exactly one schema-conforming JSON object
+    hallucinated_tools: int  # calls with outcome unknown_tool
+    unnecessary_calls: int  # calls outside the gold graph, or repeats of an answered gold call
+    invalid_args: int  # calls with outcome invalid_args or invalid_argument (see CallOutcome)
+    parse_errors: int
+    permission_violations: int  # calls with outcome permission_denied
+    forbidden_attempts: int  # calls to a tool the role may not use, whatever happened to them
+    denied_retries: int  # calls with outcome denied_retry
+    parallel_ok: bool | None  # every parallel group had a turn with all its calls; None: no groups
+    turns: int
+
+
+class Verdict(Diagnostics):
+    """The validator's judgement of one episode (``ccl.validate.validate``)."""
+
+    success: bool  # the strict definition, the study's primary outcome
+    success_writeup: bool  # the reference write-up's definition
+    reasons: list[str]  # the write-up's conditions broken (empty: success_writeup)
+    strict_reasons: list[str]  # the strict checks failed (empty with no reasons: success)
+
+
+# ---------------------------------------------------------------- rows
+class Strata(TypedDict):
+    """The task attributes results are broken down by (ccl.evaluation.strata)."""
+
+    template: str
+    family: str
+    depth: int
+    graph_seen: bool | None  # None for tasks outside the evaluation splits
+    faults: bool  # the task scripts at least one fault
+
+
+class EpisodeRow(Strata):
+    """A line of results/runs/<name>/episodes.jsonl.gz: one finished episode, no verdict."""
+
+    task_id: str
+    dataset: str  # the split
+    # tokens the model generated and prefilled (prefill: only the increment when the KV cache was
+    # reused); 0 for the oracle, None in transcripts recovered from traces that lacked them
+    new_tokens: int | None
+    prompt_tokens: int | None
+    record: EpisodeRecord
+
+
+# Fields of an episode row that a verdict row drops (what it keeps, it copies unchanged).
+TRANSCRIPT_ONLY: Final = ("record", "new_tokens", "prompt_tokens")
+
+
+class VerdictRow(Strata):
+    """A line of results/runs/<name>/verdicts.jsonl.gz: an episode row without its transcript,
+    with the current validator's verdict."""
+
+    task_id: str
+    dataset: str
+    verdict: Verdict
+
+
+# ---------------------------------------------------------------- run summary
+class SplitMetrics(TypedDict):
+    """Episodes and the mean of each outcome and diagnostic over them (nulls skipped; None
+    when every value was null)."""
+
+    n: int
+    success: float | None
+    success_writeup: float | None
+    tool_selection: float | None
+    arg_correct: float | None
+    dependency_safe: float | None
+    strict_schema: float | None
+    hallucinated_tools: float | None
+    unnecessary_calls: float | None
+    invalid_args: float | None
+    parse_errors: float | None
+    turns: float | None
+    parallel_ok: float | None
+    permission_violations: float | None
+    forbidden_attempts: float | None
+    denied_retries: float | None
+
+
+class Efficiency(TypedDict):
+    """Cost of the evaluation run (ccl.evaluation.efficiency)."""
+
+    peak_mem_gb: float
+    wall_s: float
+    episodes: int
+    episodes_this_run: int
+    episodes_resumed: int
+    mean_turns: float
+    gen_tokens: int
+    prompt_tokens: int
+    gen_tok_per_s: float | None  # None without generation time (the oracle)
+    mean_latency_s: float | None  # None when every episode was resumed
+    note: str
+
+
+class GenerationRecord(TypedDict):
+    """results/runs/<name>/generation.json: how the transcripts were generated."""
+
+    name: str
+    profile: str
+    model: str | None  # None for the oracle
+    backend: str | None
+    adapter: str | None
+    splits: list[str]
+    efficiency: Efficiency
+    latency_s: dict[str, float]  # task id -> seconds from the episode's start to its end
+    provenance: NotRequired[str]  # how the transcripts were made when not by the evaluate stage
+
+
+class RunSummary(TypedDict):
+    """results/runs/<name>/metrics.json: per split and pooled over the main splits."""
+
+    name: str
+    profile: str
+    model: str | None
+    backend: str | None
+    adapter: str | None
+    splits: dict[str, SplitMetrics]
+    pooled_main: SplitMetrics | None  # None when no main split was evaluated
+    efficiency: Efficiency

@@ -1,0 +1,37 @@
+"""Stage judge: score one configuration's stored transcripts with the validator."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError
+from ..inputs import read_rows
+from ..jsonio import read_json, write_json, write_jsonl
+from ..judging import judge_rows, metrics
+
+GENERATION_KEYS = ("name", "profile", "model", "backend", "adapter", "splits", "efficiency")
+
+
+def run(name: str, data: Path, runs: Path) -> dict:
+    """Judge ``runs/<name>/episodes.jsonl.gz`` against ``data/tasks``; write ``verdicts.jsonl.gz``
+    (one row per episode) and ``metrics.json`` beside it, and return the metrics."""
+    folder = runs / name
+    episodes, generation = folder / "episodes.jsonl.gz", folder / "generation.json"
+    for path in (episodes, generation):
+        if not path.is_file():
+            raise InputError(f"{path}: missing; run the evaluate stage for {name} first")
+    gen = read_json(generation)
+    missing = [k for k in GENERATION_KEYS if k not in gen]
+    if missing:
+        raise InputError(f"{generation}: lacks {', '.join(missing)}; rerun the evaluate stage for {name}")
+    tasks = {}
+    for split in gen["splits"]:
+        path = data / "tasks" / f"{split}.jsonl"
+        if not path.is_file():
+            raise InputError(f"{path}: split file missing; run the build_datasets stage first")
+        tasks.update((t["id"], t) for t in read_rows(path, "build_datasets"))
+    rows = judge_rows(tasks, read_rows(episodes, "evaluate"), str(episodes))
+    write_jsonl(folder / "verdicts.jsonl.gz", rows)
+    result = {k: gen[k] for k in ("name", "profile", "model", "backend", "adapter")}
+    result |= {**metrics(rows, gen["splits"]), "efficiency": gen["efficiency"]}
+    write_json(folder / "metrics.json", result)
+    return result

@@ -1,0 +1,48 @@
+"""Stage train: one LoRA run of ``ccl.vocabulary.RUNS`` on the recipe of params.yaml ``train``."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..config import ConfigError, stage_with_models
+from ..models.registry import ModelsConfig, ModelStore
+from ..models.weights import model_dir
+from ..train.recipe import TrainRecipe
+from ..train.run import train_run
+from ..vocabulary import Run, run as lookup_run
+
+
+@dataclass(frozen=True)
+class Plan:
+    run: Run
+    recipe: TrainRecipe
+    models: ModelsConfig
+    profile: str
+
+
+@dataclass(frozen=True)
+class Outputs:
+    runs: Path  # the run folder is runs/<run name>
+    archive: Path  # where a run that broke the stability rule is moved
+    stability_log: Path  # one line per run: passed, or broken and why
+
+
+def plan(params: Path, profile: str | None, name: str) -> Plan:
+    recipe, models, profile = stage_with_models(params, "train", TrainRecipe, profile)
+    try:
+        run = lookup_run(name)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return Plan(run, recipe, models, profile)
+
+
+def run(p: Plan, store: ModelStore, data: Path, out: Outputs, device: str | None = None,
+        model_path: str | None = None, progress: Callable[[str, int, int], None] = lambda *a: None) -> dict:
+    """Train on ``data/variants/<variant>.jsonl``, validate on ``data/sft/oracle_val.jsonl``; returns
+    the run's summary (also in ``runs/<name>/summary.json``). Rerunning resumes from the checkpoint."""
+    folder = model_dir(store, p.models.student, model_path)
+    out.stability_log.parent.mkdir(parents=True, exist_ok=True)
+    return train_run(p.run, p.recipe, p.models.student, folder, p.models.student_backend,
+                     data / "variants" / f"{p.run.variant}.jsonl", data / "sft" / "oracle_val.jsonl",
+                     out.runs, out.archive, out.stability_log, device, progress)

@@ -1,0 +1,22 @@
+"""The repository layout: every default path a script uses.
+
+The library (``ccl``) never picks a path or reads the environment: the scripts pass what
+they choose here, or what the command line overrides. Imports nothing from ccl, so a
+stage that uses it depends on no library module through it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS = ROOT / "params.yaml"
+DVC_YAML = ROOT / "dvc.yaml"
+DATA = ROOT / "data" / "v1"  # --data: the data root; task splits are in its tasks/ folder
+RESULTS = ROOT / "results"
+EVAL_RUNS = RESULTS / "runs"  # evaluation transcripts, verdicts and metrics, one folder per configuration
+TRAIN_RUNS = ROOT / "runs"  # adapters, one folder per training run
+ARCHIVE = ROOT / "archive"  # training runs that broke the stability rule
+STABILITY_LOG = ROOT / "logs" / "stability.jsonl"
+SITE = ROOT / "web" / "public"
+MODEL_REGISTRY = ROOT / "configs" / "models.yaml"
+
