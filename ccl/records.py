@@ -359,7 +359,7 @@ class Efficiency(TypedDict):
 
 
 class GenerationRecord(TypedDict):
-    """results/runs/<name>/generation.json: how the transcripts were generated."""
+    """An evaluation run's generation.json: how the transcripts were generated."""
 
     name: str
     profile: str
@@ -373,7 +373,7 @@ class GenerationRecord(TypedDict):
 
 
 class RunSummary(TypedDict):
-    """results/runs/<name>/metrics.json: per split and pooled over the main splits."""
+    """An evaluation run's metrics.json: per split and pooled over the main splits."""
 
     name: str
     profile: str

@@ -329,3 +329,25 @@ def test_a_torn_log_line_is_dropped_but_a_damaged_middle_line_is_an_error(tmp_pa
     path.write_text('{"step": 0}\n{"st\n{"step": 2}\n')
     with pytest.raises(TrainingError, match="line 2 is not JSON"):
         read_jsonl_tolerant(path)
+
+
+def test_a_full_disk_ends_training_in_one_line_and_leaves_no_adapter(tiny_model, data_dir, tmp_path, monkeypatch,
+                                                                      capsys):
+    """The train stage's boundary on a real run: the first write (a checkpoint, the log or the adapter) hits
+    ENOSPC; the stage prints one line naming the path and the remedy, and no adapter looks complete."""
+    import errno
+    import tempfile
+
+    from ccl.boundary import run_stage
+
+    def full(*args, dir=None, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(dir))
+
+    monkeypatch.setattr(tempfile, "mkstemp", full)
+    code = run_stage("train", lambda argv: run(tiny_model, data_dir, tmp_path) and 0)
+    # transformers' weight-loading progress bar also writes to stderr; the stage's own report is one line
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("Loading weights")]
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"train: No space left on device: {tmp_path / 'runs' / 'C_s0'}") and "free disk" in err[0]
+    assert not (tmp_path / "runs" / "C_s0" / "summary.json").exists()
+    assert not list((tmp_path / "runs").rglob("adapter_model.safetensors"))
