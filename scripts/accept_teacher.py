@@ -10,23 +10,18 @@ reasons, tokens, wall clock; accepted episodes by family) and manifest.json over
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from ccl.boundary import run_stage
 from ccl.stages import accept_teacher
 
-from .layout import DATA, PARAMS
+from .cli import stage_parser
 from .model_store import model_store
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--profile", default=None)
-    ap.add_argument("--params", type=Path, default=PARAMS)
-    ap.add_argument("--data", type=Path, default=DATA,
-                    help="data root (default data/v1); task splits are read from its tasks/ folder")
+    ap = stage_parser(__doc__)
     ap.add_argument("--out", type=Path, default=None, help="default: DATA/teacher")
     args = ap.parse_args(argv)
     done = accept_teacher.run(args.params, model_store(), args.profile, args.data, args.out or args.data / "teacher")

@@ -8,7 +8,6 @@ The last line printed is a JSON verdict with ``success`` and the diagnostics.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from ccl.jsonio import dumps

@@ -12,7 +12,6 @@ output depends only on the inputs and params (section ``analyze``), never on the
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -21,15 +20,14 @@ from tqdm import tqdm
 from ccl.boundary import run_stage
 from ccl.stages import analyze
 
-from .layout import EVAL_RUNS, PARAMS, RESULTS
+from .cli import stage_parser
+from .layout import EVAL_RUNS, RESULTS
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = stage_parser(__doc__, data=False)
     ap.add_argument("--runs", type=Path, default=EVAL_RUNS)
     ap.add_argument("--out", type=Path, default=RESULTS / "summary.json")
-    ap.add_argument("--profile", default=None)
-    ap.add_argument("--params", type=Path, default=PARAMS)
     args = ap.parse_args(argv)
     cfg, profile = analyze.config(args.params, args.profile)
     data = analyze.load(args.runs)

@@ -24,7 +24,6 @@ from ccl.policy.base import GenConfig, ModelPolicy
 from ccl.policy.load import load_backend
 from ccl.rollout import rollout
 from ccl.runtime import run_episode
-from ccl.validate import validate
 
 from .layout import DATA, ROOT
 from .model_store import model_store

@@ -9,7 +9,6 @@ renamed, so an interrupted run never leaves a partial artifact behind.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -18,13 +17,12 @@ from ccl.config import load_params, stage_config
 from ccl.datasets import BuildDatasetsConfig
 from ccl.stages import build_datasets
 
-from .layout import DATA, PARAMS
+from .cli import stage_parser
+from .layout import DATA
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--profile", default=None, help="paper | cpu | smoke (default: params.yaml)")
-    ap.add_argument("--params", type=Path, default=PARAMS)
+    ap = stage_parser(__doc__, data=False)
     ap.add_argument("--out", type=Path, default=DATA)
     args = ap.parse_args(argv)
     cfg, profile = stage_config(load_params(args.params), "build_datasets", BuildDatasetsConfig, args.profile,

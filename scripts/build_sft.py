@@ -9,7 +9,6 @@ carry ``phase`` 0 (B) then 1 (C); the trainer runs the phases in that order.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -18,14 +17,11 @@ from ccl.config import load_params, stage_config
 from ccl.stages import build_sft
 from ccl.variants import BuildSFTConfig
 
-from .layout import DATA, PARAMS
+from .cli import stage_parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--profile", default=None)
-    ap.add_argument("--params", type=Path, default=PARAMS)
-    ap.add_argument("--data", type=Path, default=DATA)
+    ap = stage_parser(__doc__)
     ap.add_argument("--out", type=Path, default=None, help="default: DATA/variants")
     args = ap.parse_args(argv)
     out = args.out or args.data / "variants"

@@ -11,7 +11,6 @@ counts as a rejection, so this stage reruns when the validator changes; pass 1 d
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -20,16 +19,12 @@ from tqdm import tqdm
 from ccl.boundary import run_stage
 from ccl.stages import distill_pass2
 
-from .layout import DATA, PARAMS
+from .cli import stage_parser
 from .model_store import model_store
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--profile", default=None)
-    ap.add_argument("--params", type=Path, default=PARAMS)
-    ap.add_argument("--data", type=Path, default=DATA,
-                    help="data root (default data/v1); task splits are read from its tasks/ folder")
+    ap = stage_parser(__doc__)
     ap.add_argument("--out", type=Path, default=None, help="default: DATA/teacher")
     ap.add_argument("--model-path", default=None, help="local copy of a hub teacher")
     args = ap.parse_args(argv)

@@ -14,7 +14,6 @@ adapter, decoding or task list.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -24,18 +23,15 @@ from ccl.boundary import run_stage
 from ccl.stages import evaluate
 from ccl.vocabulary import BASELINES
 
-from .layout import DATA, EVAL_RUNS, PARAMS
+from .cli import stage_parser
+from .layout import EVAL_RUNS
 from .model_store import model_store
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = stage_parser(__doc__)
     ap.add_argument("--name", required=True, help=f"{', '.join(BASELINES)}, or a run name with --adapter")
     ap.add_argument("--adapter", type=Path, default=None, help="LoRA adapter folder for a trained run")
-    ap.add_argument("--profile", default=None)
-    ap.add_argument("--params", type=Path, default=PARAMS)
-    ap.add_argument("--data", type=Path, default=DATA,
-                    help="data root (default data/v1); task splits are read from its tasks/ folder")
     ap.add_argument("--out", type=Path, default=EVAL_RUNS)
     ap.add_argument("--model-path", default=None, help="local copy of a hub model")
     args = ap.parse_args(argv)

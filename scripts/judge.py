@@ -10,21 +10,19 @@ every diagnostic, plus the generation record's efficiency).
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from ccl.boundary import run_stage
 from ccl.stages import judge
 
-from .layout import DATA, EVAL_RUNS
+from .cli import stage_parser
+from .layout import EVAL_RUNS
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = stage_parser(__doc__, params=False)
     ap.add_argument("--name", required=True, help="configuration or run name (a folder under --runs)")
-    ap.add_argument("--data", type=Path, default=DATA,
-                    help="data root (default data/v1); task splits are read from its tasks/ folder")
     ap.add_argument("--runs", type=Path, default=EVAL_RUNS)
     args = ap.parse_args(argv)
     pooled = judge.run(args.name, args.data, args.runs)["pooled_main"]

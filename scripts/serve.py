@@ -11,7 +11,6 @@ POST /v1/chat/completions, GET /api/health, GET /api/tasks?split=eval_id, POST /
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -21,12 +20,13 @@ from ccl.policy.base import GenConfig
 from ccl.policy.load import BACKENDS
 from ccl.serve import HOST, MAX_TOKENS_CAP, load_app, make_server
 
-from .layout import DATA, PARAMS, SITE
+from .cli import stage_parser
+from .layout import SITE
 from .model_store import model_store
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = stage_parser(__doc__)
     ap.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
     ap.add_argument("--model", default=None, help="registered model to serve (default: the profile's student)")
     ap.add_argument("--backend", default=None, choices=BACKENDS,
@@ -34,11 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--adapter", type=Path, default=None, help="LoRA adapter folder or run folder (runs/<run>)")
     ap.add_argument("--model-path", default=None, help="local copy of a hub model")
     ap.add_argument("--no-model", action="store_true", help="serve the site and tasks only (oracle episodes)")
-    ap.add_argument("--profile", default=None)
-    ap.add_argument("--params", type=Path, default=PARAMS)
     ap.add_argument("--site", type=Path, default=SITE)
-    ap.add_argument("--data", type=Path, default=DATA,
-                    help="data root (default data/v1); task splits are read from its tasks/ folder")
     ap.add_argument("--max-body", type=int, default=1 << 20, help="largest request body in bytes")
     ap.add_argument("--max-tokens", type=int, default=GenConfig().max_new_tokens,
                     help="tokens per completion or assistant turn when a request names none")

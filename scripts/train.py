@@ -12,7 +12,6 @@ archive/.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -22,16 +21,14 @@ from ccl.boundary import run_stage
 from ccl.stages import train
 from ccl.vocabulary import RUNS
 
-from .layout import ARCHIVE, DATA, PARAMS, STABILITY_LOG, TRAIN_RUNS
+from .cli import stage_parser
+from .layout import ARCHIVE, STABILITY_LOG, TRAIN_RUNS
 from .model_store import model_store
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = stage_parser(__doc__)
     ap.add_argument("run", help=f"a run of ccl.vocabulary.RUNS: {', '.join(RUNS)}")
-    ap.add_argument("--profile", default=None)
-    ap.add_argument("--params", type=Path, default=PARAMS)
-    ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--runs", type=Path, default=TRAIN_RUNS)
     ap.add_argument("--archive", type=Path, default=ARCHIVE)
     ap.add_argument("--stability-log", type=Path, default=STABILITY_LOG)

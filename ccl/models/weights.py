@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib.metadata as md
 import json
 import os
-import re
 import shutil
 import tempfile
 import time

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..toolkit import ToolError
