@@ -23,7 +23,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from .errors import StageError
-from .jsonio import read_json, read_jsonl, sha256_file
+from .inputs import read_record, read_rows
+from .jsonio import sha256_file
 from .stats import Interval, hierarchical_bootstrap, holm, paired_difference, pass_hat_k, task_bootstrap
 from .stats._common import SEED_STREAM, TASK_STREAM, chunks, stream
 from .vocabulary import COMPARISONS, CONFIG_ORDER, DIAGNOSTICS, MAIN_SPLITS, OUTCOMES, parse_run_name
@@ -189,15 +190,15 @@ def read_run(run_dir: Path) -> tuple[RunInput, dict[str, str]]:
     """Read one run directory; returns its inputs and {file name: SHA-256} of the files read."""
     hashes = {}
     episodes = run_dir / VERDICTS
-    rows = [slim_row(r) for r in read_jsonl(episodes)]
+    rows = [slim_row(r) for r in read_rows(episodes, "judge")]
     hashes[episodes.name] = sha256_file(episodes)
     trials = None
     if (path := run_dir / "trials.jsonl.gz").exists():
-        trials = [slim_row(r) for r in read_jsonl(path)]
+        trials = [slim_row(r) for r in read_rows(path, "judge")]
         hashes[path.name] = sha256_file(path)
     metrics = None
     if (path := run_dir / "metrics.json").exists():
-        metrics = read_json(path)
+        metrics = read_record(path, "judge")
         hashes[path.name] = sha256_file(path)
     return RunInput(rows, trials, metrics), hashes
 

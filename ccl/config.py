@@ -37,16 +37,7 @@ def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path}: params file not found")
-    try:
-        with open(path, encoding="utf-8") as f:
-            params = yaml.safe_load(f) or {}
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = " ".join(str(getattr(e, "problem", None) or e).split())  # one line, whatever PyYAML says
-        raise ConfigError(f"{path}: YAML syntax error{at}: {problem}") from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    params = read_yaml(path) or {}
     if not isinstance(params, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     unknown = sorted(set(params) - set(SECTIONS), key=str)
@@ -54,6 +45,21 @@ def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
         raise ConfigError(f"{path}: unknown section(s) {unknown}; valid sections: {', '.join(SECTIONS)}")
     check_runs(params.get("runs", []), f"{path}: runs")
     return params
+
+
+def read_yaml(path: Path, error: type[StageError] = ConfigError) -> Any:
+    """The YAML document in ``path`` (None when empty); a syntax error or text that is not UTF-8 is one
+    line naming the file (and the line and column), raised as ``error``."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return yaml.safe_load(f)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = " ".join(str(getattr(e, "problem", None) or e).split())  # one line, whatever PyYAML says
+        raise error(f"{path}: YAML syntax error{at}: {problem}") from None
+    except UnicodeDecodeError as e:
+        raise error(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
 def check_runs(runs: Any, where: str) -> list[str]:

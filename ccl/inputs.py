@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import InputError
-from .jsonio import read_jsonl
+from .jsonio import read_json, read_jsonl
 
 
 def read_rows(path: Path, stage: str) -> list[dict]:
@@ -15,4 +15,14 @@ def read_rows(path: Path, stage: str) -> list[dict]:
     try:
         return list(read_jsonl(path))
     except (OSError, EOFError, ValueError) as e:
+        raise InputError(f"{path}: corrupt ({e}); rerun the {stage} stage") from None
+
+
+def read_record(path: Path, stage: str) -> dict:
+    """A JSON file written by ``stage``."""
+    if not path.is_file():
+        raise InputError(f"{path}: missing; run the {stage} stage first")
+    try:
+        return read_json(path)
+    except (OSError, ValueError) as e:
         raise InputError(f"{path}: corrupt ({e}); rerun the {stage} stage") from None

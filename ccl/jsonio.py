@@ -38,13 +38,39 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def temp_prefix(stem: str) -> str:
+    """The prefix of this process's temporary names for ``stem``: ``.{stem}.{pid}.``; the pid lets a
+    later run tell a killed writer's leftovers from the work of a writer still running."""
+    return f".{stem}.{os.getpid()}."
+
+
+def orphans(folder: Path, stem: str) -> list[Path]:
+    """Temporary files or folders of ``stem`` (see :func:`temp_prefix`) whose writer is gone."""
+    found = []
+    for p in folder.glob(f".{glob.escape(stem)}.*"):
+        pid = p.name[len(stem) + 2:].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            found.append(p)
+    return found
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+    for stale in orphans(path.parent, path.name):
         stale.unlink(missing_ok=True)  # left by a writer of this file that was killed
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path.name), suffix=".tmp")
     try:
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; an artifact gets the usual mode
         with os.fdopen(fd, "wb") as f:

@@ -52,7 +52,7 @@ HOST = "127.0.0.1"  # the only interface the server binds
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 ROLES = ("system", "user", "assistant", "tool")
 MAX_TOKENS_CAP = 4096  # per completion or assistant turn
-SITE_HINT = "the site is built by `dvc repro export_web` (or `python scripts/export_web.py`)"
+SITE_HINT = "the site is built by `dvc repro export_web` (or `python -m scripts.export_web`)"
 # request options this server does not implement, with the value that means "not used"
 UNSUPPORTED = {"stream": False, "n": 1, "stop": None, "tools": None, "tool_choice": None, "functions": None,
                "function_call": None, "logprobs": False, "top_logprobs": None, "logit_bias": None,

@@ -23,7 +23,7 @@ import numpy as np
 from ccl.analysis import AnalyzeConfig, RunInput, build_configs, build_summary
 from ccl.jsonio import dumps
 from ccl.stats import hierarchical_bootstrap, holm, paired_difference, task_bootstrap
-from ccl.vocabulary import ABLATIONS, BASELINES, MAIN_VARIANTS
+from ccl.vocabulary import ABLATIONS, BASELINES, MAIN_VARIANTS, Run
 
 N_CONFIGS, N_TRAINED, N_SEEDS, N_TASKS, N_TESTS = 20, 12, 3, 1008, 84
 TARGET_S = 30.0
@@ -96,7 +96,7 @@ def synthetic_runs(results: list[np.ndarray], seed: int) -> dict[str, RunInput]:
             metrics = {"model": "synthetic", "backend": "none", "adapter": None,
                        "efficiency": {"peak_mem_gb": 3.0, "wall_s": 900.0, "episodes": N_TASKS, "mean_turns": 2.5,
                                       "gen_tok_per_s": 90.0, "mean_latency_s": 0.9}}
-            runs[f"{name}_s{s}" if trained else name] = RunInput(rows, None, metrics)
+            runs[Run(name, s).name if trained else name] = RunInput(rows, None, metrics)
     return runs
 
 

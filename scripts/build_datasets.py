@@ -13,8 +13,6 @@ import sys
 from pathlib import Path
 
 from ccl.boundary import run_stage
-from ccl.config import load_params, stage_config
-from ccl.datasets import BuildDatasetsConfig
 from ccl.stages import build_datasets
 
 from .cli import stage_parser
@@ -25,8 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = stage_parser(__doc__, data=False)
     ap.add_argument("--out", type=Path, default=DATA)
     args = ap.parse_args(argv)
-    cfg, profile = stage_config(load_params(args.params), "build_datasets", BuildDatasetsConfig, args.profile,
-                                where=str(args.params))
+    cfg, profile = build_datasets.config(args.params, args.profile)
     print(f"build_datasets: profile {profile} -> {args.out}")
     built = build_datasets.run(cfg, profile, args.out)
     for name, families in built.split_families.items():

@@ -13,9 +13,7 @@ import sys
 from pathlib import Path
 
 from ccl.boundary import run_stage
-from ccl.config import load_params, stage_config
 from ccl.stages import build_sft
-from ccl.variants import BuildSFTConfig
 
 from .cli import stage_parser
 
@@ -25,8 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="default: DATA/variants")
     args = ap.parse_args(argv)
     out = args.out or args.data / "variants"
-    cfg, profile = stage_config(load_params(args.params), "build_sft", BuildSFTConfig, args.profile,
-                                where=str(args.params))
+    cfg, profile = build_sft.config(args.params, args.profile)
     built = build_sft.run(cfg, profile, args.data, out)
     for name, v in built.listing.items():
         print(f"  {name}: {v['episodes']} episodes, {v['sft_rows']} SFT rows, {v['families']}")

@@ -27,7 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="site folder (default: <root>/web/public)")
     args = ap.parse_args(argv)
     out = args.out or args.root / "web" / "public"
-    done = export_web.run(args.root, out, DVC_YAML, PARAMS)
+    # the pipeline table shows the commands of the dvc.yaml and params.yaml of the root being published
+    dvc_yaml, params = (args.root / f.relative_to(ROOT) for f in (DVC_YAML, PARAMS))
+    done = export_web.run(args.root, out, dvc_yaml, params)
     absent = {k: v for k, v in done["figures"].items() if v}
     print(f"export_web: {len(done['pages'])} pages, {len(done['figures']) - len(absent)} figures, "
           f"{sum(i['episodes'] for i in done['traces'].values())} episodes from {len(done['traces'])} configurations "

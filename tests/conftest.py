@@ -34,6 +34,8 @@ def smoke_study(smoke_distilled, tmp_path_factory):
     build_sft -> train C_s0 -> evaluate and judge C_s0 and oracle -> analyze. Layout as in the repository
     (data/v1, runs, logs, results), so report and site builders run on it with --root."""
     study = tmp_path_factory.mktemp("study")
+    for name in ("dvc.yaml", "params.yaml"):  # the site's pipeline table reads the root's own
+        (study / name).symlink_to(ROOT / name)
     data = study / "data" / "v1"
     data.mkdir(parents=True)
     for name in ("tasks", "sft", "teacher", "manifest.json", "leakage_audit.json"):

@@ -160,11 +160,33 @@ def test_a_resume_log_edited_into_well_formed_json_is_discarded(tmp_path):
 
 
 def test_temporary_files_left_by_a_killed_writer_are_removed(tmp_path):
+    """A writer's temporary name carries its pid: a dead writer's leftover goes, a live writer's stays."""
+    import os
+    import subprocess as sp
+
     from ccl.jsonio import write_json
-    (tmp_path / ".summary.json.abc123.tmp").write_text("half")
-    (tmp_path / ".other.json.abc123.tmp").write_text("someone else's")
+    dead = sp.Popen(["true"])
+    dead.wait()  # a pid that is certainly gone (reaped)
+    (tmp_path / f".summary.json.{dead.pid}.abc123.tmp").write_text("half")
+    (tmp_path / f".summary.json.{os.getppid()}.def456.tmp").write_text("a live writer's")
+    (tmp_path / f".other.json.{dead.pid}.abc123.tmp").write_text("another file's")
     write_json(tmp_path / "summary.json", {"a": 1})
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.json.abc123.tmp", "summary.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [f".other.json.{dead.pid}.abc123.tmp", f".summary.json.{os.getppid()}.def456.tmp", "summary.json"])
+
+
+def test_a_killed_conversion_is_cleaned_and_a_running_one_is_not(tmp_path):
+    import os
+    import subprocess as sp
+
+    from ccl.jsonio import orphans
+    dead = sp.Popen(["true"])
+    dead.wait()
+    (tmp_path / f".qwen.{dead.pid}.x1").mkdir()
+    (tmp_path / f".qwen.{os.getppid()}.x2").mkdir()
+    (tmp_path / ".qwen.lock").touch()
+    (tmp_path / f".qwen2.{dead.pid}.x3").mkdir()
+    assert [p.name for p in orphans(tmp_path, "qwen")] == [f".qwen.{dead.pid}.x1"]
 
 
 # ------------------------------------------------------------ the distill script on the smoke profile

@@ -147,15 +147,22 @@ def test_judging_stages_depend_on_the_validator(stage):
 
 
 def test_data_means_the_data_root_in_every_stage_script():
-    """--data is data/v1 everywhere (tasks, sft, teacher and variants are folders inside it)."""
+    """--data is data/v1 everywhere (tasks, sft, teacher and variants are folders inside it): it is
+    declared once, in scripts/cli.py, and every stage script that reads it takes it from there."""
+    from scripts.cli import stage_parser
     from scripts.layout import DATA, ROOT as LAYOUT_ROOT
 
     assert DATA == LAYOUT_ROOT / "data" / "v1"
+    assert stage_parser(None).parse_args([]).data == DATA
+    assert not hasattr(stage_parser(None, data=False).parse_args([]), "data")
+    readers = 0
     for _, script, _ in STAGES:
         text = (ROOT / script).read_text()
-        if '"--data"' in text:
-            assert 'add_argument("--data", type=Path, default=DATA' in text, script
-            assert 'default=DATA /' not in text.split('"--data"')[1].split("\n")[0], script
+        assert '"--data"' not in text, f"{script} declares --data itself"
+        if "args.data" in text:
+            readers += 1
+            assert "stage_parser(__doc__" in text and "data=False" not in text, script
+    assert readers >= 6  # build_sft, distill, distill_pass2, accept_teacher, train, evaluate, judge
 
 
 def test_training_depends_on_no_episode_code_and_no_report():

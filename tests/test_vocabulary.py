@@ -68,3 +68,19 @@ def test_each_arm_and_variant_name_is_written_as_a_literal_in_one_module_only(na
     found = sorted(rel for folder in ("ccl", "scripts") for p in (ROOT / folder).rglob("*.py")
                    if name in string_constants(p) and ((rel := p.relative_to(ROOT).as_posix()), name) not in OTHER_MEANINGS)
     assert found == ["ccl/vocabulary.py"], found
+
+
+def test_report_templates_take_arm_and_variant_names_from_the_vocabulary():
+    """A template that spelled a name (``P.A_base``) would break the report with an undefined value
+    after a rename instead of failing here; prose and lookups use ``V`` (ccl.report.render.NAMES)."""
+    import re
+
+    from ccl.report.render import NAMES
+
+    assert set(NAMES.values()) >= {*V.MAIN_VARIANTS, *V.BASELINES}
+    distinctive = [n for n in NAMES.values() if len(n) > 1 and n not in ("teacher", "oracle")]  # not plain words
+    for path in (ROOT / "ccl" / "report" / "templates").glob("*.j2"):
+        text = path.read_text(encoding="utf-8")
+        found = sorted({n for n in distinctive if re.search(rf"\b{re.escape(n)}\b", text)})
+        spelled = re.findall(r"\b(?:P|W|R)\.(?:teacher|oracle)\b|\bconfiguration [BC]\b|\b[BC] minus [BC]\b", text)
+        assert not found and not spelled, (path.name, found, spelled)

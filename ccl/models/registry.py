@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Mapping
 from pathlib import Path
+from typing import Annotated, Any, Literal, Mapping
 
-import yaml
+import pydantic
+from typing_extensions import Required, TypedDict  # pydantic needs this one, not typing's, before Python 3.12
 
+from ..config import read_yaml
 from ..errors import StageError
 
 SOURCES = ("pypi-gguf", "hub")
@@ -41,22 +43,110 @@ class ModelsConfig:
     teacher_backend: str = "mlx"
 
 
+# What an entry of the registry file may hold, checked by pydantic as in ccl/config.py: strict TypedDicts
+# (no 5 -> "5"), unknown keys refused, the keys each source's loader (ccl/models/weights.py) needs required.
+_CHECK = pydantic.ConfigDict(strict=True, extra="forbid")
+_Text = Annotated[str, pydantic.StringConstraints(min_length=1)]
+
+
+@pydantic.with_config(_CHECK)
+class _File(TypedDict):
+    package: _Text
+    path: _Text
+
+
+@pydantic.with_config(_CHECK)
+class _Gguf(TypedDict, total=False):
+    source: Required[Literal["pypi-gguf"]]
+    files: Required[Annotated[list[_File], pydantic.Field(min_length=1)]]
+    sha256: Required[Annotated[str, pydantic.StringConstraints(pattern=r"^[0-9a-f]{64}$")]]
+    role: str
+    upstream: str
+    license: str
+
+
+@pydantic.with_config(_CHECK)
+class _Hub(TypedDict, total=False):
+    source: Required[Literal["hub"]]
+    repo: Required[_Text]
+    revision: Required[_Text]
+    role: str
+    upstream: str
+    license: str
+
+
+_ENTRIES = {"pypi-gguf": pydantic.TypeAdapter(_Gguf), "hub": pydantic.TypeAdapter(_Hub)}
+_KEYS = {"pypi-gguf": _Gguf.__annotations__, "hub": _Hub.__annotations__, "files": _File.__annotations__}
+_EXPECTED = {"files": "a non-empty list of {package, path} mappings", "sha256": "64 lowercase hex digits",
+             "repo": "non-empty text", "revision": "non-empty text", "package": "non-empty text",
+             "path": "non-empty text"}  # any other key: text
+
+
 def load_registry(path: Path) -> dict[str, ModelSpec]:
+    """The registry file's models by name; any problem with it is one ModelError naming the file, the
+    model and the key."""
     if not Path(path).is_file():
         raise ModelError(f"{path}: model registry not found")
-    with open(path, encoding="utf-8") as f:
-        raw = yaml.safe_load(f)
-    specs = {}
-    known = {f for f in ModelSpec.__dataclass_fields__} - {"name", "extra"}
-    for name, entry in raw.items():
-        unknown = sorted(set(entry) - known)
-        if unknown:
-            raise ModelError(f"{path}: model {name}: unknown key(s) {unknown}")
-        if entry.get("source") not in SOURCES:
-            raise ModelError(f"{path}: model {name}: source must be one of {SOURCES}")
-        entry = {**entry, "files": tuple(entry.get("files", ()))}
-        specs[name] = ModelSpec(name=name, **entry)
-    return specs
+    raw = read_yaml(path, ModelError)
+    if raw is None:
+        raise ModelError(f"{path}: the model registry is empty; expected a mapping of model names to entries")
+    if not isinstance(raw, dict):
+        raise ModelError(f"{path}: expected a mapping of model names to entries at the top level, "
+                         f"got {type(raw).__name__}")
+    return {name: _spec(path, name, entry) for name, entry in raw.items()}
+
+
+def _spec(path: Path, name: Any, entry: Any) -> ModelSpec:
+    if not isinstance(name, str):
+        raise ModelError(f"{path}: model name {name!r} is not text; quote it")
+    where = f"{path}: model {name}"
+    if not isinstance(entry, dict):
+        raise ModelError(f"{where}: expected a mapping of keys (source, ...), got {entry!r}")
+    source = entry.get("source")
+    if source not in SOURCES:
+        everywhere = set(_KEYS["pypi-gguf"]) | set(_KEYS["hub"])
+        unknown = sorted(set(entry) - everywhere, key=str)
+        if "source" not in entry and unknown:
+            raise ModelError(f"{where}: unknown key(s) {unknown}; valid keys: {', '.join(sorted(everywhere))}")
+        if "source" not in entry:
+            raise ModelError(f"{where}: missing key 'source'; valid sources: {', '.join(SOURCES)}")
+        raise ModelError(f"{where}: source: expected one of {', '.join(SOURCES)}, got {source!r}")
+    try:
+        checked = _ENTRIES[source].validate_python(entry)
+    except pydantic.ValidationError as e:
+        raise ModelError(f"{where}: {_problem(source, entry, e.errors())}") from None
+    return ModelSpec(name=name, **{**checked, "files": tuple(checked.get("files", ()))})
+
+
+def _problem(source: str, entry: dict, errors: list[Any]) -> str:
+    """One line for pydantic's errors: unknown keys first (all of one mapping), then missing keys, else the
+    first wrong value; a key in ``files`` is named ``files[i].key``."""
+    for kind in ("extra_forbidden", "missing"):  # invalid_key: a key that is not text, so unknown too
+        found = [e for e in errors if e["type"] == kind or (kind, e["type"]) == ("extra_forbidden", "invalid_key")]
+        if found:
+            parent = found[0]["loc"][:-1]
+            keys = sorted((e["loc"][-1] for e in found if e["loc"][:-1] == parent), key=str)
+            at = f"{_dotted(parent)}: " if parent else ""
+            valid = _KEYS["files" if parent else source]
+            if kind == "missing":
+                return f"{at}missing key(s) {keys}" + ("" if parent else f" (required for source {source})")
+            return f"{at}unknown key(s) {keys}; valid keys{'' if parent else f' for source {source}'}: " \
+                   f"{', '.join(sorted(valid))}"
+    loc = errors[0]["loc"]
+    if loc and loc[0] == "files" and len(loc) > 2:  # a bad entry of files: name its key, not the list
+        loc = loc[:3]
+    elif loc:
+        loc = loc[:1]
+    value: Any = entry
+    for key in loc:
+        value = value[key]
+    expected = _EXPECTED.get(loc[-1] if loc else "", "text")
+    tip = " (YAML reads it as a number: quote it)" if "text" in expected and type(value) in (int, float) else ""
+    return f"{_dotted(loc)}: expected {expected}, got {value!r}{tip}"
+
+
+def _dotted(loc: tuple[Any, ...]) -> str:
+    return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in loc).lstrip(".")
 
 
 def local_path_variable(name: str) -> str:

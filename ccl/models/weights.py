@@ -12,6 +12,7 @@ model, the revision and how to provide a local path; never a silent fallback.
 """
 from __future__ import annotations
 
+import fcntl
 import importlib.metadata as md
 import json
 import os
@@ -20,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..jsonio import sha256_file
+from ..jsonio import orphans, sha256_file, temp_prefix
 from .registry import ModelError, ModelSpec, ModelStore, local_path_variable
 
 MARKER = "ccl_source.json"
@@ -67,10 +68,9 @@ def _convert(spec: ModelSpec, out: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    for stale in out.parent.glob(f".{spec.name}.*"):  # a conversion killed before its rename
+    for stale in orphans(out.parent, spec.name):  # a conversion killed before its rename
         shutil.rmtree(stale, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{spec.name}."))
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=temp_prefix(spec.name)))
     try:
         gguf = _gguf(spec, tmp)
         t0 = time.perf_counter()
@@ -134,6 +134,11 @@ def model_dir(store: ModelStore, name: str, local_path: str | Path | None = None
     if spec.source == "hub":
         return _hub(spec, local_path or store.local.get(name))
     out = store.cache / spec.name
-    if not _check_converted(spec, out):
-        _convert(spec, out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # runs of one `dvc repro -j` may ask for the same model at once: one converts, the others wait
+    # and then find the converted folder (never removing it under a run that is loading it)
+    with open(out.parent / f".{spec.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _check_converted(spec, out):
+            _convert(spec, out)
     return out

@@ -69,7 +69,7 @@ def methods_markdown(tables: dict[str, Table], commands: list[tuple[str, str]], 
               "| stage | command |", "| --- | --- |"]
     parts += [f"| {s} | `{c}` |" for s, c in commands]
     parts += ["", "## Verifying hashes", "",
-              "`python scripts/verify.py` recomputes the SHA-256 of every dataset, teacher file, variant and "
+              "`python -m scripts.verify` recomputes the SHA-256 of every dataset, teacher file, variant and "
               "adapter and compares them with the manifests; it exits non-zero naming each file that differs.", ""]
     if missing:
         parts += ["## Missing artifacts", ""] + [f"- {m}" for m in missing.values()]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..config import load_params, stage_config
 from ..datasets import BuildDatasetsConfig, build_all, family_counts
 from ..jsonio import write_json, write_jsonl
 from ..manifest import write_manifest
@@ -16,6 +17,11 @@ from ..sft import sft_row
 from ..validate import validate
 
 ORACLE_SETS = (("oracle_train", "train_pool"), ("oracle_val", "val_pool"))  # SFT file -> the pool it replays
+
+
+def config(params: Path, profile: str | None) -> tuple[BuildDatasetsConfig, str]:
+    """The stage's settings for ``profile`` (default: the file's) from the parameters file, validated."""
+    return stage_config(load_params(params), "build_datasets", BuildDatasetsConfig, profile, where=str(params))
 
 
 def oracle_rows(tasks: list[dict]) -> list[dict]:

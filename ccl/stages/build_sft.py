@@ -5,6 +5,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import load_params, stage_config
 from ..inputs import read_rows
 from ..jsonio import sha256_file, write_json, write_jsonl
 from ..manifest import check_against_manifest, write_manifest
@@ -17,6 +18,11 @@ TEACHER_FILES = {"pass1.jsonl.gz": "distill", "pass2.jsonl.gz": "distill_pass2",
 class Built:
     listing: dict[str, dict]  # variant -> file, SHA-256, episodes, SFT rows, composition
     notes: dict  # budget, episodes of B and C, and a shortfall sentence when the teacher fell short
+
+
+def config(params: Path, profile: str | None) -> tuple[BuildSFTConfig, str]:
+    """The stage's settings for ``profile`` (default: the file's) from the parameters file, validated."""
+    return stage_config(load_params(params), "build_sft", BuildSFTConfig, profile, where=str(params))
 
 
 def run(cfg: BuildSFTConfig, profile: str, data: Path, out: Path) -> Built:

@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError
-from ..inputs import read_rows
-from ..jsonio import read_json, write_json, write_jsonl
+from ..inputs import read_record, read_rows
+from ..jsonio import write_json, write_jsonl
 from ..judging import judge_rows, metrics
 
 GENERATION_KEYS = ("name", "profile", "model", "backend", "adapter", "splits", "efficiency")
@@ -19,7 +19,7 @@ def run(name: str, data: Path, runs: Path) -> dict:
     for path in (episodes, generation):
         if not path.is_file():
             raise InputError(f"{path}: missing; run the evaluate stage for {name} first")
-    gen = read_json(generation)
+    gen = read_record(generation, "evaluate")
     missing = [k for k in GENERATION_KEYS if k not in gen]
     if missing:
         raise InputError(f"{generation}: lacks {', '.join(missing)}; rerun the evaluate stage for {name}")

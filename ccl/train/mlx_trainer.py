@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..jsonio import orphans, temp_prefix
 from ..models.mlx_config import mlx_config_overrides
 from .errors import CheckpointError, check_fingerprint
 from .packing import Packed, pack_episode
@@ -181,7 +182,9 @@ def save_checkpoint(path: Path, step: int, tm: MLXModel, opt, extra: dict) -> No
     arrays |= {f"optimizer/{k}": v for k, v in tree_flatten(opt.state)}
     meta = {"step": str(step), "extra": json.dumps(extra, sort_keys=True)}
     meta["sha256"] = _digest(arrays, meta)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".ckpt.", suffix=".safetensors")
+    for stale in orphans(path.parent, path.name):  # a save killed before its rename
+        stale.unlink(missing_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path.name), suffix=".safetensors")
     os.close(fd)
     try:
         mx.save_safetensors(tmp, arrays, metadata=meta)

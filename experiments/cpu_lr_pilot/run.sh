@@ -9,17 +9,30 @@ work=$here/work
 mkdir -p "$work/data/variants" "$work/data/sft"
 head -n 128 data/v1/sft/oracle_train.jsonl > "$work/data/variants/C.jsonl"
 cp data/v1/sft/oracle_val.jsonl "$work/data/sft/oracle_val.jsonl"
+# One params file per learning rate: params.yaml with the cpu recipe's lr and lr_min replaced.
+# (result.json was produced when the pilot used 8 episodes per step, then the cpu recipe's value;
+# this script runs today's stage interface and recipe with only the learning rate varied.)
 for cfg in "$here"/configs/*.json; do
-  python scripts/train.py "$cfg" --profile cpu --data "$work/data" --runs "$work/runs" \
-    --archive "$work/archive" --stability-log "$work/stability.jsonl" || echo "$cfg: exit $?"
+  name=$(basename "$cfg" .json)
+  python - "$cfg" "$work/$name.params.yaml" <<'PY'
+import json, sys
+import yaml
+recipe = json.load(open(sys.argv[1]))["recipe"]
+params = yaml.safe_load(open("params.yaml"))
+params["train"]["profiles"]["cpu"].update(recipe)
+yaml.safe_dump(params, open(sys.argv[2], "w"), sort_keys=False)
+PY
+  python -m scripts.train C_s0 --params "$work/$name.params.yaml" --profile cpu --data "$work/data" \
+    --runs "$work/runs/$name" --archive "$work/archive/$name" --stability-log "$work/stability.jsonl" \
+    || echo "$cfg: exit $?"
 done
 python - <<'PY'
 import json, pathlib
 work = pathlib.Path("experiments/cpu_lr_pilot/work")
 rows = []
 for cfg in sorted(pathlib.Path("experiments/cpu_lr_pilot/configs").glob("*.json")):
-    s = work / "runs" / cfg.stem / "summary.json"
-    a = work / "archive" / cfg.stem / "reason.json"
+    s = work / "runs" / cfg.stem / "C_s0" / "summary.json"
+    a = work / "archive" / cfg.stem / "C_s0" / "reason.json"
     lr = json.loads(cfg.read_text())["recipe"]["lr"]
     if s.exists():
         d = json.loads(s.read_text())
