@@ -80,5 +80,6 @@ def efficiency(rows: list[dict], run: dict, stats) -> dict:
             "episodes_this_run": n, "episodes_resumed": run["episodes_resumed"], "mean_turns": round(turns, 3),
             "gen_tokens": new, "prompt_tokens": getattr(stats, "prompt_tokens", 0),
             "gen_tok_per_s": round(new / gen_s, 2) if gen_s else None,
+            "engine": engine.summary() if (engine := getattr(stats, "engine", None)) else None,
             "mean_latency_s": round(run["wall_s"] / n, 3) if n else None,
             "note": "timings cover the episodes run by this invocation" if run["episodes_resumed"] else ""}

@@ -342,6 +342,20 @@ class SplitMetrics(TypedDict):
     denied_retries: float | None
 
 
+class EngineRecord(TypedDict):
+    """The token-level engine's split of the work (ccl.policy.torch_continuous.ContinuousDecoder.summary)."""
+
+    prefill_tok_per_s: float | None  # increment tokens per second of prefill
+    decode_tok_per_s: float | None  # generated tokens per second of decoding steps alone
+    prefill_s: float
+    decode_s: float
+    prefill_padding: float  # share of executed prefill tokens that are padding
+    decode_slot_use: float | None  # share of decoding rows that held a live sequence
+    gflop_executed: float  # what the forward passes computed, padding and free slots included
+    gflop_useful: float  # what the sequences need, without padding
+    relayouts: int  # times the shared KV buffers were laid out again
+
+
 class Efficiency(TypedDict):
     """Cost of the evaluation run (ccl.evaluation.efficiency)."""
 
@@ -353,9 +367,10 @@ class Efficiency(TypedDict):
     mean_turns: float
     gen_tokens: int
     prompt_tokens: int
-    gen_tok_per_s: float | None  # None without generation time (the oracle)
+    gen_tok_per_s: float | None  # generated tokens per second of generation time, prefill included; None for the oracle
     mean_latency_s: float | None  # None when every episode was resumed
     note: str
+    engine: NotRequired[EngineRecord | None]  # token-level engine only; absent in runs generated before it
 
 
 class GenerationRecord(TypedDict):

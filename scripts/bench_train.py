@@ -29,17 +29,9 @@ from ccl.models.weights import model_dir
 from ccl.train import torch_trainer as T
 from ccl.train.recipe import TrainRecipe, adapted_layers, learning_rate
 
+from .gemm import matmul_gflops
 from .layout import DATA, PARAMS
 from .model_store import model_store
-
-
-def matmul_gflops(n: int = 1024, reps: int = 10) -> float:
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    torch.mm(a, b)
-    t = time.perf_counter()
-    for _ in range(reps):
-        torch.mm(a, b)
-    return 2 * n ** 3 * reps / (time.perf_counter() - t) / 1e9
 
 
 def ours(folder: Path, recipe: TrainRecipe, rows: list[dict]) -> dict:

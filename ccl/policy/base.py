@@ -65,6 +65,7 @@ class Stats:
     new_tokens: int = 0
     gen_seconds: float = 0.0
     calls: int = 0
+    engine: Any = None  # the continuous decoder, when one ran (its ``summary()`` goes to the efficiency record)
 
 
 def episode_seed(gen: GenConfig, ep: Episode) -> int:
@@ -79,29 +80,61 @@ class ModelPolicy:
     gen: GenConfig = field(default_factory=GenConfig)
     name: str = "model"
     stats: Stats = field(default_factory=Stats)
+    continuous: bool = True  # token-level refill where the backend offers it (False: lock-step by turn)
 
     def act(self, ep: Episode) -> str:
         return self.act_batch([ep])[0]
 
+    def _prompt(self, ep: Episode) -> str:
+        """Render the episode and make sure it has backend state (offering the shared head when fresh)."""
+        prompt = self.backend.render(ep.messages)
+        if ep.backend_state is None:  # the episode's first turn (or its cache was released)
+            ep.backend_state = {}
+        if not ep.backend_state and STATIC_HEAD in prompt:  # a fresh episode: offer the shared prompt head
+            ep.backend_state["prefix"] = prompt[: prompt.index(STATIC_HEAD) + len(STATIC_HEAD)]
+        return prompt
+
+    def _count(self, ep: Episode, o: GenOut) -> None:
+        self.stats.prompt_tokens += o.prompt_tokens
+        self.stats.new_tokens += o.new_tokens
+        ep.new_tokens += o.new_tokens
+        ep.prompt_tokens += o.prompt_tokens
+
     def act_batch(self, eps: list[Episode]) -> list[str]:
-        prompts = [self.backend.render(ep.messages) for ep in eps]
-        for ep in eps:
-            if ep.backend_state is None:  # the episode's first turn (or its cache was released)
-                ep.backend_state = {}
-        states = [ep.backend_state for ep in eps]
-        for st, prompt in zip(states, prompts):
-            if not st and STATIC_HEAD in prompt:  # a fresh episode: offer the shared prompt head
-                st["prefix"] = prompt[: prompt.index(STATIC_HEAD) + len(STATIC_HEAD)]
+        """One turn for every episode, in lock-step."""
+        prompts = [self._prompt(ep) for ep in eps]
         t0 = time.perf_counter()
-        outs = self.backend.generate(states, prompts, self.gen, [episode_seed(self.gen, ep) for ep in eps])
+        outs = self.backend.generate([ep.backend_state for ep in eps], prompts, self.gen,
+                                     [episode_seed(self.gen, ep) for ep in eps])
         self.stats.gen_seconds += time.perf_counter() - t0
         self.stats.calls += 1
         for ep, o in zip(eps, outs):
-            self.stats.prompt_tokens += o.prompt_tokens
-            self.stats.new_tokens += o.new_tokens
-            ep.new_tokens += o.new_tokens
-            ep.prompt_tokens += o.prompt_tokens
+            self._count(ep, o)
         return [o.text for o in outs]
+
+    # ------------------------------------------------------------------ token-level refill
+    def decoder(self, slots: int):
+        """The backend's continuous batch, or None (then rollouts run in lock-step by turn)."""
+        if not self.continuous or not hasattr(self.backend, "continuous"):
+            return None
+        dec = self.backend.continuous(self.gen, slots)
+        self.stats.engine = dec
+        return dec
+
+    def submit(self, dec, ep: Episode) -> None:
+        """Queue the episode's next turn on the continuous batch."""
+        prompt = self._prompt(ep)
+        dec.submit(ep, ep.backend_state, prompt, episode_seed(self.gen, ep))
+
+    def advance(self, dec) -> list[tuple[Episode, str]]:
+        """One decoding step; the turns that ended, as (episode, assistant text)."""
+        t0 = time.perf_counter()
+        outs = dec.step()
+        self.stats.gen_seconds += time.perf_counter() - t0
+        self.stats.calls += 1
+        for ep, o in outs:
+            self._count(ep, o)
+        return [(ep, o.text) for ep, o in outs]
 
     def release(self, ep: Episode) -> None:
         """Drop a finished episode's KV cache."""

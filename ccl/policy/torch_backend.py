@@ -35,14 +35,16 @@ def _prealloc_layer_class():
         """A KV cache layer writing into preallocated buffers: ``DynamicLayer`` concatenates
         the whole cache at every decoding step, which costs a full copy per token."""
 
-        def __init__(self, K: torch.Tensor, V: torch.Tensor, filled: int):
+        def __init__(self, K: torch.Tensor, V: torch.Tensor, filled: int, start: int = 0):
             super().__init__()
-            self.buf_k, self.buf_v, self.n = K, V, filled
+            # the cache is columns [start, n) of the buffers: a caller whose rows all begin at
+            # or after ``start`` skips the padding before it
+            self.buf_k, self.buf_v, self.n, self.start = K, V, filled, start
             self.device, self.is_initialized = K.device, True
             self._views()
 
         def _views(self) -> None:
-            self.keys, self.values = self.buf_k[:, :, : self.n], self.buf_v[:, :, : self.n]
+            self.keys, self.values = self.buf_k[:, :, self.start:self.n], self.buf_v[:, :, self.start:self.n]
 
         def update(self, key_states, value_states, *args, **kwargs):
             t = key_states.shape[-2]
@@ -53,7 +55,7 @@ def _prealloc_layer_class():
             return self.keys, self.values
 
         def get_seq_length(self) -> int:
-            return self.n
+            return self.n - self.start
 
         def batch_select_indices(self, indices: torch.Tensor) -> None:
             self.buf_k, self.buf_v = self.buf_k[indices], self.buf_v[indices]
@@ -89,6 +91,11 @@ class TorchBackend:
 
     def render(self, messages: list[dict]) -> str:
         return self.tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+    def continuous(self, gen: GenConfig, slots: int):
+        """A token-level continuous batch over this model (:mod:`.torch_continuous`)."""
+        from .torch_continuous import ContinuousDecoder
+        return ContinuousDecoder(self, gen, slots)
 
     # ------------------------------------------------------------------ batching
     def _seed_prefix(self, st: BackendState) -> None:
