@@ -346,10 +346,10 @@ class EngineRecord(TypedDict):
     """The token-level engine's split of the work (ccl.policy.torch_continuous.ContinuousDecoder.summary)."""
 
     prefill_tok_per_s: float | None  # increment tokens per second of prefill
-    decode_tok_per_s: float | None  # generated tokens per second of decoding steps alone
+    decode_tok_per_s: float | None  # tokens fed to decoding steps (generated minus one per turn) per decoding second
     prefill_s: float
     decode_s: float
-    prefill_padding: float  # share of executed prefill tokens that are padding
+    prefill_padding: float  # share of executed increment tokens that are padding (cache-side padding: in the FLOPs)
     decode_slot_use: float | None  # share of decoding rows that held a live sequence
     gflop_executed: float  # what the forward passes computed, padding and free slots included
     gflop_useful: float  # what the sequences need, without padding

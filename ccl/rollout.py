@@ -83,3 +83,4 @@ def _continuous(policy, dec, queue: list, start: Callable, batch_size: int) -> I
                 yield _finish(policy, ep, live.pop(id(ep)))
             else:
                 policy.submit(dec, ep)
+    dec.close()

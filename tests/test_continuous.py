@@ -33,29 +33,33 @@ def conversations() -> list[list[dict]]:
     return [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": q}] for q in asks]
 
 
+SEEDS = [11, 12, 13, 14]  # one per conversation: a sampling test notices swapped generators
+
+
 def lockstep(b, gen: GenConfig, turns: int = 2) -> list[list[str]]:
     convs, states, texts = conversations(), [{} for _ in range(4)], [[] for _ in range(4)]
     for _ in range(turns):
-        outs = b.generate(states, [b.render(c) for c in convs], gen, [0] * 4)
+        outs = b.generate(states, [b.render(c) for c in convs], gen, SEEDS)
         for c, o, t in zip(convs, outs, texts):
             t.append(o.text)
             c += [{"role": "assistant", "content": o.text}, {"role": "user", "content": "Once more?"}]
     return texts
 
 
-def continuous(dec: ContinuousDecoder, b, turns: int = 2) -> tuple[list[list[str]], list]:
-    """Four conversations through ``dec``; each turn that ends is answered and resubmitted at once."""
+def continuous(dec: ContinuousDecoder, b, turns: int = 2) -> tuple[list[list[str]], dict]:
+    """Four conversations through ``dec``; each turn that ends is answered and resubmitted at once.
+    Returns the texts per conversation and every output keyed by (conversation, turn)."""
     convs, states = conversations(), [{} for _ in range(4)]
-    texts, outs = [[] for _ in range(4)], []
+    texts, outs = [[] for _ in range(4)], {}
     for i, c in enumerate(convs):
-        dec.submit(i, states[i], b.render(c), 0)
+        dec.submit(i, states[i], b.render(c), SEEDS[i])
     while dec.busy():
         for i, o in dec.step():
+            outs[(i, len(texts[i]))] = o
             texts[i].append(o.text)
-            outs.append(o)
             if len(texts[i]) < turns:
                 convs[i] += [{"role": "assistant", "content": o.text}, {"role": "user", "content": "Once more?"}]
-                dec.submit(i, states[i], b.render(convs[i]), 0)
+                dec.submit(i, states[i], b.render(convs[i]), SEEDS[i])
     return texts, outs
 
 
@@ -67,8 +71,8 @@ def test_greedy_turns_equal_the_lockstep_engine(backend, slots, headroom):
     dec = ContinuousDecoder(backend, gen, slots, headroom=headroom)
     got, outs = continuous(dec, backend)
     assert got == lockstep(backend, gen)
-    second = outs[-4:] if slots == 4 else [o for o in outs if o.prompt_tokens < 20]
-    assert len(second) == 4 and all(o.prompt_tokens < 20 for o in second)  # the KV cache was reused
+    assert all(outs[(i, 0)].prompt_tokens > 20 for i in range(4))  # first turns prefill the prompt
+    assert all(outs[(i, 1)].prompt_tokens < 20 for i in range(4))  # second turns reuse the KV cache
     e = dec.summary()
     assert e["gflop_useful"] <= e["gflop_executed"] and 0 <= e["prefill_padding"] < 1
     assert 0 < e["decode_slot_use"] <= 1 and e["decode_tok_per_s"] > 0
@@ -76,13 +80,24 @@ def test_greedy_turns_equal_the_lockstep_engine(backend, slots, headroom):
         assert e["relayouts"] > 4
 
 
-def test_sampling_is_seeded_per_sequence(backend):
-    gen = GenConfig(max_new_tokens=8, temperature=0.9, top_p=0.95, seed=3)
-    runs = []
-    for _ in range(2):
-        dec = ContinuousDecoder(backend, gen, 2)
-        runs.append(continuous(dec, backend, turns=1)[0])
-    assert runs[0] == runs[1]
+def test_sampling_follows_each_sequence_seed(backend):
+    # each sequence draws from its own generator, whatever joins the batch beside it: the same
+    # seeds give the lock-step engine's samples, and other seeds other samples
+    gen = GenConfig(max_new_tokens=8, temperature=0.9, top_p=0.95)
+    got = continuous(ContinuousDecoder(backend, gen, 2), backend, turns=1)[0]
+    assert got == lockstep(backend, gen, turns=1)
+    assert len({t[0] for t in got}) > 1
+
+
+def test_a_turn_may_end_on_its_first_token(backend):
+    gen = GenConfig(max_new_tokens=1)
+    got, outs = continuous(ContinuousDecoder(backend, gen, 4), backend)
+    assert got == lockstep(backend, gen) and all(o.new_tokens == 1 for o in outs.values())
+
+
+def test_headroom_must_leave_room_for_a_token(backend):
+    with pytest.raises(ValueError, match="headroom 0"):
+        ContinuousDecoder(backend, GenConfig(), 2, headroom=0)
 
 
 def test_rollout_transcripts_equal_the_lockstep_schedule(backend, smoke_data):
@@ -93,6 +108,6 @@ def test_rollout_transcripts_equal_the_lockstep_schedule(backend, smoke_data):
     for cont in (False, True):
         policy = ModelPolicy(backend, gen, continuous=cont)
         eps: dict[str, Episode] = {t["id"]: ep for t, ep, _ in rollout(tasks, policy, batch_size=4)}
-        got[cont] = {k: ep.messages for k, ep in eps.items()}
+        got[cont] = {k: ep.messages for k, ep in eps.items()}, policy.stats.new_tokens, policy.stats.prompt_tokens
         assert (policy.stats.engine is not None) == cont
-    assert got[True] == got[False]
+    assert got[True] == got[False]  # transcripts and token counts

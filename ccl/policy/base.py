@@ -123,8 +123,10 @@ class ModelPolicy:
 
     def submit(self, dec, ep: Episode) -> None:
         """Queue the episode's next turn on the continuous batch."""
+        t0 = time.perf_counter()  # tokenising (and a fresh episode's shared head) counts as generation time
         prompt = self._prompt(ep)
         dec.submit(ep, ep.backend_state, prompt, episode_seed(self.gen, ep))
+        self.stats.gen_seconds += time.perf_counter() - t0
 
     def advance(self, dec) -> list[tuple[Episode, str]]:
         """One decoding step; the turns that ended, as (episode, assistant text)."""

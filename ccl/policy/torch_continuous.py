@@ -2,12 +2,14 @@
 
 The lock-step engine (:meth:`TorchBackend.generate`) decodes one turn for a whole batch:
 the batch waits for its longest reply, and every turn's increments, short tool results
-beside 500-token first turns, are prefilled together with left padding. Here a fixed set
-of slots decodes one token per step, and a slot whose turn ended is refilled before the
+beside 500-token first turns, are prefilled together with left padding. Here a set of
+slots decodes one token per step, and a slot whose turn ended is refilled before the
 next step: its episode's next increment (or a new episode) is prefilled, then joins.
 
-Layout. Every slot's keys and values sit right-aligned in shared buffers of shape
-``(slots, kv_heads, capacity, head_dim)`` per layer, ending at one write column ``n``:
+Layout. Up to ``slots`` sequences decode together (the batch shrinks when at most half are
+live after a prefill, at the end of a run, and grows back on demand). Every slot's keys and
+values sit right-aligned in shared buffers of shape ``(slots, kv_heads, capacity, head_dim)``
+per layer, ending at one write column ``n``:
 slot ``i`` holds positions ``[n - lens[i], n)``. A decoding step writes column ``n`` for
 every slot and advances ``n``, so the attention mask follows from ``lens`` alone. A free
 slot decodes a pad token that attends only to itself (never a fully masked row) and is
@@ -85,6 +87,8 @@ class ContinuousDecoder:
 
     def __init__(self, backend, gen: GenConfig, slots: int, max_pad: float = 0.15,
                  bucket_tokens: int = 4096, headroom: int = 256):
+        if headroom < 1:
+            raise ValueError(f"headroom {headroom}: the buffers need room for at least one decoded token")
         self.b, self.gen, self.slots = backend, gen, slots
         self.max_pad, self.bucket_tokens, self.headroom = max_pad, bucket_tokens, headroom
         cfg = backend.model.config
@@ -110,6 +114,18 @@ class ContinuousDecoder:
 
     def busy(self) -> bool:
         return bool(self.pending) or any(s is not None for s in self.seqs)
+
+    def close(self) -> None:
+        """Free the KV buffers (the counters stay for :meth:`summary`)."""
+        self.K, self.V, self.logits, self.seqs, self.pending = [], [], None, [], []
+        self.lens = torch.zeros(0, dtype=torch.long)
+
+    def _sync(self) -> None:
+        """Wait for queued device work, so the clock measures it (CPU work is synchronous)."""
+        if self.dev == "cuda":
+            torch.cuda.synchronize()
+        elif self.dev == "mps":
+            torch.mps.synchronize()
 
     @torch.inference_mode()
     def step(self) -> list[tuple[Any, GenOut]]:
@@ -184,6 +200,7 @@ class ContinuousDecoder:
         for i, _ in go:
             self.lens[i] += 1
         self.logits = logits
+        self._sync()
         self.c.decode_s += time.perf_counter() - t0
         self.c.decode_useful += len(go)
         self.c.decode_executed += B
@@ -224,6 +241,7 @@ class ContinuousDecoder:
             self._relayout(longest)
         for s, kv, L, logits in done:
             self._place(s, kv, L, logits)
+        self._sync()
         self.c.prefill_s += time.perf_counter() - t0
 
     def _prefill_group(self, seqs: list[_Seq]):
@@ -287,10 +305,10 @@ class ContinuousDecoder:
                                                               device=self.dev)])
 
     def _shrink(self) -> None:
-        """Drop free slots when most are free and nothing waits (the last episodes of a run):
-        a free slot still costs a row of every decoding step."""
+        """Drop free slots when at most half are live after the step's prefill (the last episodes
+        of a run): a free slot still costs a row of every decoding step."""
         live = [i for i, s in enumerate(self.seqs) if s is not None]
-        if self.pending or len(live) > len(self.seqs) // 2 or not self.K:
+        if len(live) > len(self.seqs) // 2 or not self.K:
             return
         sel = torch.tensor(live, dtype=torch.long)
         self.seqs = [self.seqs[i] for i in live]
