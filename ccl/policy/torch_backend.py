@@ -164,14 +164,14 @@ class TorchBackend:
             probs = torch.zeros_like(probs).scatter(-1, idx, sorted_p)
         return torch.stack([torch.multinomial(p, 1, generator=g)[0] for p, g in zip(probs, gens)])
 
-    @torch.inference_mode()
-    def generate(self, states: list[BackendState], prompts: list[str], gen: GenConfig,
-                 seeds: list[int]) -> list[GenOut]:
+    def _prefill(self, states: list[BackendState], incs: list[list[int]], room: int):
+        """One forward over every row's stored cache plus its increment (both left-padded).
+        Returns the last position's logits, the batch cache (``room`` free positions after the
+        prompt), the attention mask and each row's stored length."""
         dev = self.device
-        incs = self._increments(states, prompts)
         T = max(len(x) for x in incs)
         S = max(st.get("len", 0) for st in states)
-        cache, lens = self._batch_cache(states, S + T + gen.max_new_tokens)
+        cache, lens = self._batch_cache(states, S + T + room)
         B = len(states)
         ids = torch.full((B, T), self.pad_id, dtype=torch.long)
         mask = torch.zeros(B, S + T, dtype=torch.long)
@@ -182,11 +182,20 @@ class TorchBackend:
             mask[i, S - L:S] = 1
             mask[i, S + T - n:] = 1
             pos[i, T - n:] = torch.arange(L, L + n)
-        ids, mask, pos = ids.to(dev), mask.to(dev), pos.to(dev)
+        mask = mask.to(dev)
         # logits_to_keep=1: the vocabulary projection of every prompt position would dominate
         # prefill time and memory (batch x tokens x vocabulary floats) and is never used
-        logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, cache=cache,
+        logits = self.model(input_ids=ids.to(dev), attention_mask=mask, position_ids=pos.to(dev), cache=cache,
                             use_cache=True, logits_to_keep=1).logits[:, -1]
+        return logits, cache, mask, lens
+
+    @torch.inference_mode()
+    def generate(self, states: list[BackendState], prompts: list[str], gen: GenConfig,
+                 seeds: list[int]) -> list[GenOut]:
+        dev = self.device
+        incs = self._increments(states, prompts)
+        B = len(states)
+        logits, cache, mask, lens = self._prefill(states, incs, gen.max_new_tokens)
         next_pos = torch.tensor([L + len(inc) for L, inc in zip(lens, incs)], device=dev)
         gens = [torch.Generator(device="cpu").manual_seed(s) for s in seeds]
         rows = list(range(B))  # batch row -> original index

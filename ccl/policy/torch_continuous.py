@@ -247,29 +247,16 @@ class ContinuousDecoder:
     def _prefill_group(self, seqs: list[_Seq]):
         """One forward over a bucket: each row's stored cache plus its increment. Returns the last
         position's logits and, per layer, every row's keys and values with padding removed."""
-        states = [s.state for s in seqs]
-        T = max(len(s.inc) for s in seqs)
-        S = max(st.get("len", 0) for st in states)
-        cache, lens = self.b._batch_cache(states, S + T)
-        B = len(seqs)
-        ids = torch.full((B, T), self.b.pad_id, dtype=torch.long)
-        mask = torch.zeros(B, S + T, dtype=torch.long)
-        pos = torch.zeros(B, T, dtype=torch.long)
-        for i, (s, L) in enumerate(zip(seqs, lens)):
-            n = len(s.inc)
-            ids[i, T - n:] = torch.tensor(s.inc)
-            mask[i, S - L:S] = 1
-            mask[i, S + T - n:] = 1
-            pos[i, T - n:] = torch.arange(L, L + n)
+        incs = [s.inc for s in seqs]
+        logits, cache, mask, lens = self.b._prefill([s.state for s in seqs], incs, 0)
+        B, T, width = len(seqs), max(map(len, incs)), mask.shape[1]
+        for n, L in zip(map(len, incs), lens):
             self.c.attn_useful += n * L + n * (n + 1) // 2
-        logits = self.b.model(input_ids=ids.to(self.dev), attention_mask=mask.to(self.dev),
-                              position_ids=pos.to(self.dev), cache=cache, use_cache=True,
-                              logits_to_keep=1).logits[:, -1]
         self.c.prefill_rows += B
-        self.c.prefill_useful += sum(len(s.inc) for s in seqs)
+        self.c.prefill_useful += sum(map(len, incs))
         self.c.prefill_executed += B * T
-        self.c.attn_executed += B * T * (S + T)
-        keep = [m.nonzero().squeeze(1).to(self.dev) for m in mask]
+        self.c.attn_executed += B * T * width
+        keep = [m.nonzero().squeeze(1) for m in mask]
         rows = [[(layer.keys[r].index_select(1, keep[r]), layer.values[r].index_select(1, keep[r]))
                  for layer in cache.layers] for r in range(B)]
         return logits, rows, [len(k) for k in keep]
