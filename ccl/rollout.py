@@ -83,4 +83,5 @@ def _continuous(policy, dec, queue: list, start: Callable, batch_size: int) -> I
                 yield _finish(policy, ep, live.pop(id(ep)))
             else:
                 policy.submit(dec, ep)
-    dec.close()
+    if hasattr(dec, "close"):  # free the decoder's buffers; its counters stay for the efficiency record
+        dec.close()
