@@ -86,6 +86,10 @@ class TorchBackend:
         eos = eos if isinstance(eos, list) else [eos]
         self.eos_ids = {i for i in eos + [self.tok.eos_token_id] if i is not None}
         self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else min(self.eos_ids)
+        cfg = self.model.config  # the KV cache's shape, for the batch caches of both schedules
+        self.kv_heads = cfg.num_key_value_heads
+        self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+        self.dtype = next(self.model.parameters()).dtype
         self._prefixes: dict[str, tuple[list, int]] = {}  # shared prompt head -> (KV per layer, length)
         self._layer_cls = _prealloc_layer_class()
 
@@ -130,9 +134,7 @@ class TorchBackend:
         lens = [st.get("len", 0) for st in states]
         S = max(lens)
         cfg = self.model.config
-        H = cfg.num_key_value_heads
-        D = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-        dtype = next(self.model.parameters()).dtype
+        H, D, dtype = self.kv_heads, self.head_dim, self.dtype
         cache = DynamicCache(config=cfg)
         layers = []
         for li in range(cfg.num_hidden_layers):

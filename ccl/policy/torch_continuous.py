@@ -93,9 +93,7 @@ class ContinuousDecoder:
         self.max_pad, self.bucket_tokens, self.headroom = max_pad, bucket_tokens, headroom
         cfg = backend.model.config
         self.layers = cfg.num_hidden_layers
-        self.kv_heads = cfg.num_key_value_heads
-        self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-        self.dtype = next(backend.model.parameters()).dtype
+        self.kv_heads, self.head_dim, self.dtype = backend.kv_heads, backend.head_dim, backend.dtype
         self.dev = backend.device
         self.pending: list[_Seq] = []
         self.seqs: list[_Seq | None] = []  # slot -> sequence
