@@ -111,3 +111,23 @@ def test_rollout_transcripts_equal_the_lockstep_schedule(backend, smoke_data):
         got[cont] = {k: ep.messages for k, ep in eps.items()}, policy.stats.new_tokens, policy.stats.prompt_tokens
         assert (policy.stats.engine is not None) == cont
     assert got[True] == got[False]  # transcripts and token counts
+
+
+def test_the_fewshot_head_is_prefilled_once(backend, smoke_data):
+    """A+ prompts share the static head plus the worked examples: the backend prefills that
+    text once and each fresh episode's first turn prefills only its own date, role and tools."""
+    from ccl.jsonio import read_jsonl
+    from ccl.prompt import system_prompt
+    from ccl.prompt_head import FEWSHOT, STATIC_HEAD
+    tasks = list(read_jsonl(smoke_data / "eval_id.jsonl"))[:3]
+    policy = ModelPolicy(backend, GenConfig(max_new_tokens=4), continuous=False)
+    eps = [Episode(t, system=system_prompt(t, fewshot=True)) for t in tasks]
+    prompts = [policy._prompt(ep) for ep in eps]
+    heads = {ep.backend_state["prefix"] for ep in eps}
+    assert len(heads) == 1 and next(iter(heads)).endswith(STATIC_HEAD + FEWSHOT)
+    head = heads.pop()
+    outs = backend.generate([ep.backend_state for ep in eps], prompts, policy.gen, [0, 1, 2])
+    assert head in backend._prefixes
+    for p, o in zip(prompts, outs):
+        assert p.startswith(head)
+        assert o.prompt_tokens == len(backend.tok(p[len(head):], add_special_tokens=False).input_ids)

@@ -5,7 +5,7 @@ import json
 import time
 
 from ccl.runtime import Episode, Limits, format_action, parse_action
-from ccl.tasks import generate_task
+from ccl.tasks import TEMPLATES, generate_task
 from ccl.toolkit import REGISTRY
 from ccl.validate import validate
 from ccl.prompt import NEXT_STEP
@@ -146,3 +146,16 @@ def test_structured_final_is_read_as_canonical_json_but_not_strict():
     assert action.final == '{"base":"INR","rate":0.0094}' and action.status == "done"
     action, error, _ = parse_action('{"final": null, "status": "done"}')
     assert action is None and error == "final must be a string"
+
+
+def test_head_end_finds_the_longest_shared_head():
+    from ccl.prompt import system_prompt
+    from ccl.prompt_head import FEWSHOT, STATIC_HEAD, head_end
+    task = generate_task(sorted(TEMPLATES)[0], 0, "eval")
+    plain, fewshot = system_prompt(task), system_prompt(task, fewshot=True)
+    wrapped = "<|im_start|>system\n" + fewshot  # as a chat template puts text before it
+    assert head_end(plain) == len(STATIC_HEAD)
+    assert head_end(fewshot) == len(STATIC_HEAD) + len(FEWSHOT)
+    assert head_end(wrapped) == len("<|im_start|>system\n") + len(STATIC_HEAD) + len(FEWSHOT)
+    assert fewshot[head_end(fewshot):] == plain[head_end(plain):]  # the same task part after either head
+    assert head_end("no head here") is None

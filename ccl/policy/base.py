@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict
 
-from ..prompt_head import STATIC_HEAD
+from ..prompt_head import head_end
 from ..runtime import Episode
 
 
@@ -90,8 +90,9 @@ class ModelPolicy:
         prompt = self.backend.render(ep.messages)
         if ep.backend_state is None:  # the episode's first turn (or its cache was released)
             ep.backend_state = {}
-        if not ep.backend_state and STATIC_HEAD in prompt:  # a fresh episode: offer the shared prompt head
-            ep.backend_state["prefix"] = prompt[: prompt.index(STATIC_HEAD) + len(STATIC_HEAD)]
+        cut = None if ep.backend_state else head_end(prompt)
+        if cut is not None:  # a fresh episode: offer the shared prompt head
+            ep.backend_state["prefix"] = prompt[:cut]
         return prompt
 
     def _count(self, ep: Episode, o: GenOut) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..prompt_head import STATIC_HEAD
+from ..prompt_head import head_end
 
 Render = Callable[..., str]  # tokenizer.apply_chat_template(messages, tokenize=False, ...)
 
@@ -48,8 +48,8 @@ def pieces(render: Render, messages: list[dict]) -> list[tuple[str, bool]]:
         if not prompt.startswith(done) or not full.startswith(prompt):
             raise PackingError(f"chat template rewrites earlier text at assistant turn {k}; cannot pack")
         head = prompt[len(done):]
-        if not done and STATIC_HEAD in head:  # the backends prefill the shared head on its own
-            cut = head.index(STATIC_HEAD) + len(STATIC_HEAD)
+        cut = None if done else head_end(head)
+        if cut is not None:  # the backends prefill the shared head on its own
             out.append((head[:cut], False))
             head = head[cut:]
         out.append((head, False))
