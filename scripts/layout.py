@@ -15,6 +15,7 @@ DATA = ROOT / "data" / "v1"  # --data: the data root; task splits are in its tas
 RESULTS = ROOT / "results"
 EVAL_RUNS = RESULTS / "runs"  # evaluation transcripts, verdicts and metrics, one folder per configuration
 TRAIN_RUNS = ROOT / "runs"  # adapters, one folder per training run
+VAL_BASELINE = TRAIN_RUNS / "val_baseline.json"  # the untrained student's validation loss, shared by every run
 ARCHIVE = ROOT / "archive"  # training runs that broke the stability rule
 STABILITY_LOG = ROOT / "logs" / "stability.jsonl"
 SITE = ROOT / "web" / "public"

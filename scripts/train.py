@@ -22,7 +22,7 @@ from ccl.stages import train
 from ccl.vocabulary import RUNS
 
 from .cli import stage_parser
-from .layout import ARCHIVE, STABILITY_LOG, TRAIN_RUNS
+from .layout import ARCHIVE, STABILITY_LOG, TRAIN_RUNS, VAL_BASELINE
 from .model_store import model_store
 
 
@@ -32,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=Path, default=TRAIN_RUNS)
     ap.add_argument("--archive", type=Path, default=ARCHIVE)
     ap.add_argument("--stability-log", type=Path, default=STABILITY_LOG)
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help=f"stage val_baseline's record (default: {VAL_BASELINE.name} in --runs); "
+                         "used when it matches this run, else the run computes the value itself")
     ap.add_argument("--device", default=None, help="cpu | cuda | mps (default: the best available)")
     ap.add_argument("--model-path", default=None, help="local copy of a hub student")
     args = ap.parse_args(argv)
@@ -44,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
             bar.n = done
             bar.refresh()
 
-        summary = train.run(plan, model_store(), args.data, train.Outputs(args.runs, args.archive, args.stability_log),
+        summary = train.run(plan, model_store(), args.data, train.Outputs(args.runs, args.archive, args.stability_log,
+                                                                 args.baseline or args.runs / VAL_BASELINE.name),
                             args.device, args.model_path, progress)
     print(f"train {r.name}: val loss {summary['val_loss']:.4f} on {summary['val_episodes']} oracle validation "
           f"episodes; {summary['train_minutes']:.1f} min; adapter {summary['adapter_sha256'][:12]}")

@@ -116,6 +116,62 @@ def test_pieces_follow_the_inference_split_and_truncation_keeps_whole_turns(tiny
     assert cut.input_ids == full.input_ids[: len(cut.input_ids)] and cut.labels[-1]
 
 
+def test_split_batch_hand_worked():
+    from ccl.train.packing import Packed
+    from ccl.train.shared_head import common_head, split_batch
+    F, T = False, True
+    a = Packed([1, 2, 3, 4, 5], [F, F, F, T, T], 1, 0, head=2)
+    b = Packed([1, 2, 6, 7], [F, F, F, T], 1, 0, head=2)
+    assert common_head([a, b]) == 2
+    s = split_batch([a, b], 2, pad_id=0, device="cpu")
+    assert s.head.tolist() == [[1, 2]]
+    assert s.rest.tolist() == [[3, 4, 5], [6, 7, 0]]
+    assert s.mask.tolist() == [[1, 1, 1, 1, 1], [1, 1, 1, 1, 0]]
+    # a: position 2 (rest column 0) predicts 4, position 3 (column 1) predicts 5; b: column 0 predicts 7
+    assert (s.rows.tolist(), s.cols.tolist(), s.targets.tolist()) == ([0, 0, 1], [0, 1, 0], [4, 5, 7])
+    assert common_head([a, Packed([1, 9, 6, 7], [F, F, F, T], 1, 0, head=2)]) == 0  # different head ids
+    assert common_head([a, Packed([1, 2, 6], [F, F, T], 1, 0, head=2)]) == 0  # the head's last logit is needed
+    assert common_head([a, Packed([1, 2, 6, 7], [F, F, F, T], 1, 0)]) == 0  # a row without the head
+    s0 = split_batch([a, b], 0, pad_id=0, device="cpu")
+    assert (s0.rows.tolist(), s0.cols.tolist(), s0.targets.tolist()) == ([0, 0, 1], [2, 3, 2], [4, 5, 7])
+
+
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_shared_head_loss_and_gradients_equal_the_per_row_computation(tiny_model, data_dir, checkpointing):
+    """Round 2 (head once per micro-batch, logits at each row's targets) against round 1
+    (every row whole, logits at the union of target positions): the same loss and the same
+    gradient on every LoRA weight, within float tolerance."""
+    import dataclasses
+
+    from ccl.train.shared_head import common_head, summed_nll
+    from ccl.train.torch_trainer import summed_nll_round1, trainable
+    recipe = dataclasses.replace(TINY, gradient_checkpointing=checkpointing)
+    tm = load_for_training(tiny_model, recipe, seed=0, device="cpu")
+    with torch.no_grad():
+        for n, p in tm.model.named_parameters():
+            if "lora_B" in n:
+                p.normal_(0, 0.5)
+    rows = list(read_jsonl(data_dir / "variants" / "C.jsonl"))[:3]
+    batch = [tm.pack(r["messages"], 10**6) for r in rows]
+    head = len(tm.tokenize(pieces(tm.tok.apply_chat_template, rows[0]["messages"])[0][0]))
+    assert common_head(batch) == head == batch[0].head > 100
+    assert len({len(p.input_ids) for p in batch}) > 1  # rows of different lengths: padding is exercised
+    tm.model.train()
+    params = trainable(tm.model)
+    got = {}
+    for name, fn in (("round1", summed_nll_round1), ("round2", summed_nll)):
+        loss, n = fn(tm.model, batch, tm.tok.pad_token_id, "cpu")
+        loss.backward()
+        got[name] = float(loss.detach()), n, {k: p.grad.clone() for k, p in params.items()}
+        tm.model.zero_grad(set_to_none=True)
+    (l1, n1, g1), (l2, n2, g2) = got["round1"], got["round2"]
+    assert n1 == n2 == sum(p.n_targets for p in batch)
+    assert l2 == pytest.approx(l1, rel=1e-5)
+    assert all(g1[k].abs().sum() > 0 for k in g1)  # every LoRA weight gets a gradient
+    for k in g1:  # float32 sums in another order: within 1e-4 of each tensor's largest entry
+        assert float((g2[k] - g1[k]).abs().max()) <= 1e-4 * float(g1[k].abs().max()), k
+
+
 # ------------------------------------------------------------------ recipe
 def test_learning_rate_schedule_hand_worked():
     r = TrainRecipe(lr=1e-4, lr_min=1e-5, warmup=4, steps=14)
@@ -157,11 +213,29 @@ def test_stability_rule_hand_worked():
 
 
 # ------------------------------------------------------------------ full runs on the tiny model
-def run(tiny_model, data_dir, tmp_path, recipe=TINY, progress=lambda *a: None, backend="torch"):
-    return train_run(Run("C", 0), recipe, "tiny", tiny_model, backend,
+def run(tiny_model, data_dir, tmp_path, recipe=TINY, progress=lambda *a: None, backend="torch", baseline=None,
+        seed=0):
+    return train_run(Run("C", seed), recipe, "tiny", tiny_model, backend,
                      data_dir / "variants" / "C.jsonl", data_dir / "sft" / "oracle_val.jsonl",
                      tmp_path / "runs", tmp_path / "archive", tmp_path / "logs" / "stability.jsonl",
-                     "cpu", progress)
+                     "cpu", progress, baseline)
+
+
+def test_runs_read_the_shared_validation_baseline_only_when_it_is_theirs(tiny_model, data_dir, tmp_path):
+    """The untrained model's validation loss is computed once (stage val_baseline) and read by every
+    run of that base model and validation set, whatever the seed; a record made under other settings
+    is ignored and the run computes the value itself, to the same number."""
+    import dataclasses
+
+    from ccl.train.run import validation_baseline
+    base = validation_baseline(TINY, "tiny", tiny_model, "torch", data_dir / "sft" / "oracle_val.jsonl", "cpu")
+    assert base["val_episodes_used"] == 4 and base["val_loss_before"] > 0
+    shared = run(tiny_model, data_dir, tmp_path / "a", baseline=base, seed=1)
+    assert (shared["val_loss_before"], shared["val_loss_before_from"]) == (base["val_loss_before"], "val_baseline")
+    other = validation_baseline(dataclasses.replace(TINY, val_episodes=2), "tiny", tiny_model, "torch",
+                                data_dir / "sft" / "oracle_val.jsonl", "cpu")
+    own = run(tiny_model, data_dir, tmp_path / "b", baseline=other)
+    assert own["val_loss_before_from"] == "computed" and own["val_loss_before"] == base["val_loss_before"]
 
 
 class Crash(Exception):

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..config import ConfigError, stage_with_models
+from ..inputs import read_record
 from ..models.registry import ModelsConfig, ModelStore
 from ..models.weights import model_dir
 from ..train.recipe import TrainRecipe
@@ -26,10 +27,16 @@ class Outputs:
     runs: Path  # the run folder is runs/<run name>
     archive: Path  # where a run that broke the stability rule is moved
     stability_log: Path  # one line per run: passed, or broken and why
+    baseline: Path | None = None  # stage val_baseline's record (absent or stale: computed here)
+
+
+def plan_recipe(params: Path, profile: str | None) -> tuple[TrainRecipe, ModelsConfig, str]:
+    """The profile's training recipe and models (shared with stage val_baseline)."""
+    return stage_with_models(params, "train", TrainRecipe, profile)
 
 
 def plan(params: Path, profile: str | None, name: str) -> Plan:
-    recipe, models, profile = stage_with_models(params, "train", TrainRecipe, profile)
+    recipe, models, profile = plan_recipe(params, profile)
     try:
         run = lookup_run(name)
     except ValueError as e:
@@ -43,6 +50,7 @@ def run(p: Plan, store: ModelStore, data: Path, out: Outputs, device: str | None
     the run's summary (also in ``runs/<name>/summary.json``). Rerunning resumes from the checkpoint."""
     folder = model_dir(store, p.models.student, model_path)
     out.stability_log.parent.mkdir(parents=True, exist_ok=True)
+    baseline = read_record(out.baseline, "val_baseline") if out.baseline and out.baseline.exists() else None
     return train_run(p.run, p.recipe, p.models.student, folder, p.models.student_backend,
                      data / "variants" / f"{p.run.variant}.jsonl", data / "sft" / "oracle_val.jsonl",
-                     out.runs, out.archive, out.stability_log, device, progress)
+                     out.runs, out.archive, out.stability_log, device, progress, baseline)

@@ -30,6 +30,7 @@ class Packed:
     labels: list[bool]  # True where the token is a supervised target
     turns: int  # assistant turns kept (after truncation)
     truncated: int  # assistant turns dropped to respect max_length
+    head: int = 0  # leading tokens of the shared prompt head (0: none), tokenised on their own
 
     @property
     def n_targets(self) -> int:
@@ -83,7 +84,9 @@ def pack_episode(tokenize: Callable[[str], list[int]], render: Render, messages:
     # tokens after the last target (an observation, a newline) would cost compute, not loss
     last = max((i for i, v in enumerate(labels) if v), default=-1)
     ids, labels = ids[: last + 1], labels[: last + 1]
-    return Packed(ids, labels, kept, n_turns - kept)
+    first = parts[0][0] if parts else ""
+    head = len(tokenize(first)) if first and head_end(first) == len(first) else 0
+    return Packed(ids, labels, kept, n_turns - kept, min(head, len(ids)))
 
 
 def per_turn_examples(tokenize: Callable[[str], list[int]], render: Render, messages: list[dict],

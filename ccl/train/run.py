@@ -99,15 +99,49 @@ def read_log(path: Path, before: int) -> list[dict]:
     return [r for r in read_jsonl_tolerant(path) if r["step"] < before]
 
 
-def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path, backend: str,
-              train_file: Path, val_file: Path, runs_dir: Path, archive_dir: Path, stability_log: Path,
-              device: str | None = None, progress: Callable[[str, int, int], None] = lambda *a: None) -> dict:
-    T = trainer_module(backend)
+def resolve_device(backend: str, device: str | None) -> str:
     if backend == "torch":
         from ..devices import pick_device
-        device = pick_device(device)
-    else:
-        device = "mlx"  # MLX picks its own device (Metal on Apple silicon, else CPU)
+        return pick_device(device)
+    return "mlx"  # MLX picks its own device (Metal on Apple silicon, else CPU)
+
+
+def baseline_key(recipe: TrainRecipe, model_name: str, model_folder: Path, backend: str, device: str,
+                 val_file: Path) -> dict:
+    """What the untrained model's validation loss depends on. Not the seed nor the LoRA shape:
+    LoRA's B matrices start at zero, so every run of a base model starts from the same function."""
+    return {"base_model": model_name, "base_weights": _weights_id(model_folder), "backend": backend,
+            "device": device, "val_sha256": sha256_file(val_file), "val_episodes": recipe.val_episodes,
+            "max_length": recipe.max_length, "batch_size": recipe.batch_size}
+
+
+def validation_set(tm, val_file: Path, recipe: TrainRecipe) -> list:
+    rows = list(read_jsonl(val_file))[: recipe.val_episodes]
+    return [p for p in (tm.pack(r["messages"], recipe.max_length) for r in rows) if p.turns]
+
+
+def validation_baseline(recipe: TrainRecipe, model_name: str, model_folder: Path, backend: str, val_file: Path,
+                        device: str | None = None) -> dict:
+    """The untrained model's validation loss, computed once for every run of this base model
+    and validation set (stage ``val_baseline``); a run reads it instead of recomputing it."""
+    T = trainer_module(backend)
+    device = resolve_device(backend, device)
+    t0 = time.perf_counter()
+    tm = T.load_for_training(model_folder, recipe, 0, device)
+    val = validation_set(tm, val_file, recipe)
+    loss = T.mean_loss(tm, val, recipe.batch_size, lambda n: None)
+    return {**baseline_key(recipe, model_name, model_folder, backend, device, val_file),
+            "val_loss_before": round(loss, 6), "val_episodes_used": len(val),
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path, backend: str,
+              train_file: Path, val_file: Path, runs_dir: Path, archive_dir: Path, stability_log: Path,
+              device: str | None = None, progress: Callable[[str, int, int], None] = lambda *a: None,
+              baseline: dict | None = None) -> dict:
+    """``baseline``: a :func:`validation_baseline` record; used when its key matches this run's."""
+    T = trainer_module(backend)
+    device = resolve_device(backend, device)
     paths = RunPaths(runs_dir / run.name, T.CHECKPOINT)
     paths.root.mkdir(parents=True, exist_ok=True)
     rows = variant_rows(train_file)
@@ -121,8 +155,7 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
         raise TrainingError(f"{train_file}: no episode fits max_length {recipe.max_length}")
     phases = [rows[i].get("phase", 0) for i in usable]
     order = batch_order(phases, recipe.steps, recipe.episodes_per_step, run.seed)
-    val_rows = list(read_jsonl(val_file))[: recipe.val_episodes]
-    val = [p for p in (tm.pack(r["messages"], recipe.max_length) for r in val_rows) if p.turns]
+    val = validation_set(tm, val_file, recipe)
     opt = T.make_optimizer(tm, recipe)
     monitor = StabilityMonitor(recipe.stability, recipe.warmup)
     start, train_seconds = 0, 0.0
@@ -130,9 +163,12 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
         state = T.load_checkpoint(paths.checkpoint, tm, opt, fingerprint)
         start, train_seconds = state["step"], state["train_seconds"]
         monitor.load(state["monitor"])
-        val_before = state["val_loss_before"]
+        val_before, val_before_from = state["val_loss_before"], state.get("val_loss_before_from", "computed")
+    elif baseline and all(baseline.get(k) == v for k, v in
+                          baseline_key(recipe, model_name, model_folder, backend, device, val_file).items()):
+        val_before, val_before_from = baseline["val_loss_before"], "val_baseline"
     else:  # the untrained model's validation loss: the baseline the run must beat
-        val_before = T.mean_loss(tm, val, recipe.batch_size, lambda n: None)
+        val_before, val_before_from = round(T.mean_loss(tm, val, recipe.batch_size, lambda n: None), 6), "computed"
     log = read_log(paths.log, start)
     atomic_write_bytes(paths.log, "".join(dumps(r) + "\n" for r in log).encode())
     with open(paths.log, "a", encoding="utf-8") as logf:
@@ -152,7 +188,8 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
             if (step + 1) % recipe.checkpoint_every == 0 or step + 1 == recipe.steps:
                 T.save_checkpoint(paths.checkpoint, step + 1, tm, opt,
                                   {"fingerprint": fingerprint, "train_seconds": train_seconds,
-                                   "monitor": monitor.state(), "val_loss_before": val_before})
+                                   "monitor": monitor.state(), "val_loss_before": val_before,
+                                   "val_loss_before_from": val_before_from})
     val_loss = T.mean_loss(tm, val, recipe.batch_size, lambda n: None)
     T.save_adapter(tm, paths.adapter)
     summary = {
@@ -161,6 +198,7 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
         "train_minutes": round(train_seconds / 60, 2), "peak_mem_gb": peak_memory_gb(),
         "final_train_loss": read_log(paths.log, recipe.steps)[-1]["loss"],
         "val_loss": round(val_loss, 6), "val_loss_before": round(val_before, 6), "val_episodes": len(val),
+        "val_loss_before_from": val_before_from,
         "trainable_params": T.count_trainable(tm),
         "adapter_sha256": sha256_file(paths.adapter / T.ADAPTER_FILE),
         "stability": "passed",

@@ -3,8 +3,9 @@
 Each optimizer step takes ``batch_size x grad_accum`` episodes (sorted by length so each
 micro-batch pads little); the loss is the sum of target-token negative log-likelihoods
 divided by the step's target count, so gradient accumulation gives exactly the gradient
-of one big batch. Logits are computed only at positions that predict a target (the
-vocabulary projection over every prompt token would cost about a fifth of the step).
+of one big batch. The loss (:mod:`.shared_head`) runs the shared prompt head once per
+micro-batch and projects logits only at each row's targets; ``summed_nll_round1`` is the
+previous per-row computation, kept as the reference of tests and ``scripts/bench_train.py``.
 """
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ from ..jsonio import atomic_write_bytes
 from .errors import CheckpointError, check_fingerprint
 from .packing import Packed, pack_episode
 from .recipe import TrainRecipe, adapted_layers
+from .shared_head import allow_cache_under_checkpointing, summed_nll
+
+NllFn = Callable[[torch.nn.Module, list[Packed], int, str], tuple[torch.Tensor, int]]
 
 ADAPTER_FILE = "adapter_model.safetensors"
 CHECKPOINT = "checkpoint.pt"
@@ -67,6 +71,7 @@ def load_for_training(folder: Path, recipe: TrainRecipe, seed: int, device: str)
     if recipe.gradient_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.enable_input_require_grads()
+        allow_cache_under_checkpointing(model)  # the shared head's read-only prefix cache
     return TorchModel(model, tok, device, end_token_ids(tok, model))
 
 
@@ -94,8 +99,10 @@ def collate(batch: list[Packed], pad_id: int, device: str) -> tuple[torch.Tensor
     return ids.to(device), mask.to(device), targets[:, 1:][:, keep].to(device), keep.to(device)
 
 
-def summed_nll(model: torch.nn.Module, batch: list[Packed], pad_id: int, device: str) -> tuple[torch.Tensor, int]:
-    """Sum of target-token negative log-likelihoods over the batch, and the target count."""
+def summed_nll_round1(model: torch.nn.Module, batch: list[Packed], pad_id: int,
+                      device: str) -> tuple[torch.Tensor, int]:
+    """Round 1's loss: every row whole (head included), logits at the union of all rows' target
+    positions. Same value as :func:`.shared_head.summed_nll`, more work."""
     ids, mask, targets, keep = collate(batch, pad_id, device)
     logits = model(input_ids=ids, attention_mask=mask, logits_to_keep=keep).logits.float()
     loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
@@ -170,7 +177,7 @@ def make_optimizer(tm: TorchModel, recipe: TrainRecipe) -> torch.optim.Optimizer
 
 
 def train_step(tm: TorchModel, opt: torch.optim.Optimizer, episodes: list[Packed], recipe: TrainRecipe,
-               lr: float) -> dict:
+               lr: float, nll_fn: NllFn = summed_nll) -> dict:
     """One optimizer step over ``episodes``; returns loss, pre-clip grad norm and token counts."""
     start = time.perf_counter()
     for group in opt.param_groups:
@@ -182,7 +189,7 @@ def train_step(tm: TorchModel, opt: torch.optim.Optimizer, episodes: list[Packed
     pad = tm.tok.pad_token_id if tm.tok.pad_token_id is not None else 0
     loss_sum = 0.0
     for batch in micro:
-        nll, _ = summed_nll(tm.model, batch, pad, tm.device)
+        nll, _ = nll_fn(tm.model, batch, pad, tm.device)
         (nll / total).backward()
         loss_sum += float(nll.detach())
     params = list(trainable(tm.model).values())
