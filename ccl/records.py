@@ -91,6 +91,37 @@ class Approval(enum.StrEnum):
     DENY = "deny"
 
 
+class DecisionKind(enum.StrEnum):
+    """What a decision point of the golden replay set asks of the model (ccl.replay), one per
+    decision, the first that applies in this order."""
+
+    RECOVERY_TIMEOUT = "recovery_timeout"  # after a call timed out: retry it
+    RECOVERY_UNAVAILABLE = "recovery_unavailable"  # after an outage: call the declared fallback
+    RECOVERY_NOT_FOUND = "recovery_not_found"  # after "no such entity": stop with status failed
+    APPROVAL = "approval"  # call a tool that needs approval, or stop (blocked) after a denial
+    PERMISSION = "permission"  # the role may not do what is asked: stop (refused) without the call
+    PARALLEL_GROUP = "parallel_group"  # several independent calls are ready at once
+    DEPENDENT_CALL = "dependent_call"  # a call that needs an earlier result
+    FIRST_CALL = "first_call"  # a call that needs nothing observed
+    STOP = "stop"  # everything is done: the final answer
+
+
+class ReplayVerdict(enum.StrEnum):
+    """The grade of one model action at a decision point (ccl.replay.grade): exactly one each."""
+
+    PASS = "pass"
+    MALFORMED = "malformed"  # the runtime's parser found no action
+    PREMATURE_STOP = "premature_stop"  # a final answer while gold calls remain
+    FAILED_TO_STOP = "failed_to_stop"  # calls when the gold action is the final answer
+    WRONG_STATUS = "wrong_status"  # a final answer with the wrong status
+    WRONG_ANSWER = "wrong_answer"  # the right status, but the answer fails the validator's strict checks
+    FORBIDDEN_ATTEMPT = "forbidden_attempt"  # a call the role forbids, or a retry of a declined one
+    HALLUCINATED_TOOL = "hallucinated_tool"  # a tool not in the catalogue
+    REPEATED_CALL = "repeated_call"  # repeats a call already made (earlier in the prefix or in this turn)
+    WRONG_TOOL = "wrong_tool"  # a catalogue tool that is not a ready gold call
+    WRONG_ARGS = "wrong_args"  # the right tools, but some arguments do not match
+
+
 # ---------------------------------------------------------------- task
 class GoldArg(TypedDict):
     """How one argument of a gold call is matched (ccl.matching), and where its value comes from."""

@@ -41,7 +41,7 @@ if str(ROOT) not in sys.path:  # run as a script
 from ccl.judging import verdict_row
 from ccl.models.weights import model_dir
 from ccl.policy.base import GenConfig, ModelPolicy, cached_increment
-from ccl.prompt_head import STATIC_HEAD
+from ccl.prompt_head import head_end
 from ccl.rollout import rollout
 from ccl.stages.evaluate import plan
 from ccl.vocabulary import STUDENT_FEWSHOT
@@ -128,8 +128,9 @@ class OVPolicy:
         else:
             if st is None:
                 st = ep.backend_state = {}
-            if not st and STATIC_HEAD in prompt:  # a fresh episode: the shared head, tokenised on its own
-                head = prompt[: prompt.index(STATIC_HEAD) + len(STATIC_HEAD)]
+            cut = None if st else head_end(prompt)
+            if cut is not None:  # a fresh episode: the shared head, tokenised on its own
+                head = prompt[:cut]
                 st["text"], st["ids"] = head, self.t.encode(head)
             rest = cached_increment(st, prompt)
             if rest is None:  # fresh without the head, or the template rewrote history

@@ -1,0 +1,177 @@
+"""Decision-point replay: a frozen golden set of decisions, each graded one action at a time.
+
+An episode's 0/1 outcome says whether a model finished a task, not where it went wrong;
+one early mistake decides everything after it. Replay asks one question per decision:
+the oracle plays every evaluation task through the runtime, and before each of its turns
+the exact messages the model would see are frozen with the oracle's action and the other
+actions that are just as right. A model then answers from that frozen prefix once; its
+action is graded by code and thrown away, so the recording, never the model, carries the
+episode forward.
+
+Freezing (:func:`decisions`): before each oracle turn we keep the message prefix (system
+prompt as the runtime renders it, request, every earlier action and observation), the
+oracle's action, the ids of the gold nodes ready at that point (any non-empty subset of
+their calls is also right: one member of a parallel group, the retry after a timeout,
+the declared fallback after an outage) and the decision's kind (records.DecisionKind).
+
+Grading (:mod:`ccl.replay_grading`, its own stage so that a validator change re-grades
+stored actions and never regenerates them): the prefix is replayed through a fresh runtime episode by
+stepping its recorded actions (checked to reproduce the frozen messages byte for byte),
+then the model's text is stepped like any live turn, so parsing, limits, catalogue
+lookup, permissions and approvals are the runtime's own. Exactly one verdict
+(records.ReplayVerdict) follows, by the first rule that applies:
+
+- no action parsed: malformed;
+- gold is the final answer: a final answer with another status is wrong_status; with the
+  right status it passes only if the validator's strict success holds for the prefix plus
+  this answer (wrong_answer otherwise); calls are forbidden_attempt if one is forbidden
+  or retries a declined approval, else repeated_call if one repeats an earlier call,
+  else failed_to_stop;
+- gold is calls: a final answer is premature_stop; then forbidden_attempt, then
+  hallucinated_tool (a name not in the catalogue); the calls pass if they match distinct
+  ready gold nodes one to one (tool and the validator's argument rules); otherwise
+  repeated_call (an earlier call again, or the same call twice in the turn), wrong_tool
+  (a tool no ready node uses) or wrong_args.
+
+A wrong_answer verdict is not in the issue's list: without it a final answer with the
+right status and a wrong fact would pass, which the stricter reading refuses.
+
+This module freezes decisions, replays prefixes and collects one action per decision; it
+imports no validator.
+"""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from .errors import InputError, StageError
+from .inputs import read_rows
+from .oracle import OraclePolicy
+from .records import CallOutcome, DecisionKind, Status, Task
+from .runtime import Episode, format_action
+from .tools import TOOLS
+
+K = DecisionKind
+
+
+class ReplayError(StageError, ValueError):
+    """A golden decision the runtime no longer reproduces; the message names it."""
+
+
+# ---------------------------------------------------------------- freezing
+def _last_outcomes(ep: Episode) -> set[str]:
+    if not ep.turns:
+        return set()
+    return {ep.calls[i]["outcome"] for i in ep.turns[-1]["calls"]}
+
+
+def kind_of(task: Task, ep: Episode, final_status: Status | None, ready: list[dict]) -> DecisionKind:
+    """The decision's kind: the first of records.DecisionKind's order that applies."""
+    last = _last_outcomes(ep)
+    if CallOutcome.TIMEOUT in last:
+        return K.RECOVERY_TIMEOUT
+    if CallOutcome.SERVICE_UNAVAILABLE in last:
+        return K.RECOVERY_UNAVAILABLE
+    if CallOutcome.NOT_FOUND in last:
+        return K.RECOVERY_NOT_FOUND
+    if CallOutcome.APPROVAL_DENIED in last or any(TOOLS[n["tool"]].approval for n in ready):
+        return K.APPROVAL
+    if final_status == Status.REFUSED:
+        return K.PERMISSION
+    if final_status is not None:
+        return K.STOP
+    if len(ready) > 1:
+        return K.PARALLEL_GROUP
+    return K.DEPENDENT_CALL if any(n["deps"] for n in ready) else K.FIRST_CALL
+
+
+def decisions(task: Task) -> list[dict]:
+    """Every decision point of the oracle's episode on ``task``, in order."""
+    ep, oracle = Episode(task), OraclePolicy()
+    nodes = {n["id"]: n for n in task["gold"]["nodes"]}
+    out = []
+    while not ep.done:
+        prefix = copy.deepcopy(ep.messages)
+        action = oracle.decide(ep)
+        ready = [] if action.calls is None else [nodes[i] for i in ep.oracle.pending]
+        out.append({"task_id": task["id"], "dataset": task["dataset"], "template": task["template"],
+                    "family": task["family"], "depth": task["depth"], "index": len(out), "turn": len(ep.turns),
+                    "kind": kind_of(task, ep, action.status, ready), "messages": prefix,
+                    "gold": format_action(action), "ready": [n["id"] for n in ready],
+                    "status": action.status})
+        ep.step(format_action(action))
+    return out
+
+
+def golden_rows(golden: Path, splits: tuple[str, ...] | list[str], tasks: dict[str, dict]) -> list[dict]:
+    """The frozen decisions of ``tasks`` in the splits' golden files, in file order."""
+    rows = []
+    for split in splits:
+        path = golden / f"{split}.jsonl"
+        if not path.is_file():
+            raise InputError(f"{path}: missing; run the build_replay stage first")
+        rows += [d for d in read_rows(path, "build_replay") if d["task_id"] in tasks]
+    missing = sorted(set(tasks) - {d["task_id"] for d in rows})
+    if missing:
+        raise InputError(f"{golden}: no decisions for {len(missing)} task(s) such as {missing[0]}; "
+                         f"rerun the build_replay stage")
+    return rows
+
+
+# ---------------------------------------------------------------- replaying a prefix
+def replay_prefix(task: Task, decision: dict, system: str | None = None, oracle: bool = False) -> Episode:
+    """A live episode standing exactly at ``decision``: its recorded actions stepped through the
+    runtime. ``system`` replaces the system prompt (the few-shot variant); ``oracle`` drives the
+    oracle policy along, so that it can take the next turn itself."""
+    msgs = decision["messages"]
+    ep = Episode(task, system=msgs[0]["content"])
+    policy = OraclePolicy() if oracle else None
+    for m in msgs[2:]:
+        if m["role"] != "assistant":
+            continue
+        if policy is not None and policy.act(ep) != m["content"]:
+            raise ReplayError(f"{task['id']} decision {decision['index']}: the oracle no longer takes the recorded action")
+        ep.step(m["content"])
+    if ep.messages != msgs:
+        raise ReplayError(f"{task['id']} decision {decision['index']}: the runtime no longer reproduces the frozen "
+                          f"prefix; rebuild the golden set (stage build_replay)")
+    if system is not None:
+        ep.messages[0] = {"role": "system", "content": system}
+    return ep
+
+
+# ---------------------------------------------------------------- one action per decision, batched
+def act_all(policy, eps: list[Episode], batch_size: int) -> list[str]:
+    """One assistant turn for every episode. With a continuous decoder (the torch backend) a
+    finished turn's slot takes the next decision at once; otherwise lock-step batches."""
+    dec = policy.decoder(batch_size) if hasattr(policy, "decoder") else None
+    texts: dict[int, str] = {}
+    if dec is None:
+        for i in range(0, len(eps), batch_size):
+            chunk = eps[i:i + batch_size]
+            batch = policy.act_batch(chunk) if hasattr(policy, "act_batch") else [policy.act(e) for e in chunk]
+            texts.update((id(e), t) for e, t in zip(chunk, batch))
+        return [texts[id(e)] for e in eps]
+    queue, live = list(reversed(eps)), 0
+    while queue or live:
+        while queue and live < batch_size:
+            policy.submit(dec, queue.pop())
+            live += 1
+        for ep, text in policy.advance(dec):
+            texts[id(ep)] = text
+            live -= 1
+            policy.release(ep)
+    if hasattr(dec, "close"):
+        dec.close()
+    return [texts[id(e)] for e in eps]
+
+
+def answer_decisions(tasks: dict[str, Task], golden: list[dict], policy, batch_size: int,
+                     system: dict[str, str] | None = None, oracle: bool = False) -> list[dict]:
+    """Every decision answered once by ``policy`` from its frozen prefix; one row each (no grade).
+    ``system``: task id -> the system prompt to show instead of the frozen one (A+)."""
+    eps = [replay_prefix(tasks[d["task_id"]], d, (system or {}).get(d["task_id"]), oracle) for d in golden]
+    texts = act_all(policy, eps, batch_size)
+    return [{"task_id": d["task_id"], "dataset": d["dataset"], "index": d["index"], "text": text,
+             "new_tokens": ep.new_tokens, "prompt_tokens": ep.prompt_tokens}
+            for d, ep, text in zip(golden, eps, texts)]

@@ -1,0 +1,49 @@
+"""Stage build_replay: freeze the golden decision points of the profile's evaluation tasks.
+
+For the tasks episode evaluation runs (the profile's splits, the first ``max_tasks_per_split``
+of each), every decision point of the oracle's episode goes to ``replay/<split>.jsonl``
+(:func:`ccl.replay.decisions`). The manifest records each golden file's SHA-256 beside its
+task file's: a golden file that changes while its task file does not means the runtime or
+the oracle changed what the model is shown or what counts as right, which would silently
+move every replay number, so the stage stops instead (``refreeze`` accepts the change).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import load_params, stage_config
+from ..errors import InputError
+from ..evaluation import EvaluateConfig
+from ..inputs import read_record, read_rows
+from ..jsonio import sha256_file, write_jsonl
+from ..manifest import MANIFEST, write_manifest
+from ..replay import ReplayError, decisions
+
+
+def run(params: Path, profile: str | None, data: Path, out: Path, refreeze: bool = False) -> dict:
+    """Write ``out/<split>.jsonl`` for each evaluation split and ``out/manifest.json``; return the manifest."""
+    cfg, profile = stage_config(load_params(params), "evaluate", EvaluateConfig, profile, where=str(params))
+    old = read_record(out / MANIFEST, "build_replay").get("splits", {}) if (out / MANIFEST).is_file() else {}
+    splits, files = {}, []
+    for split in cfg.splits:
+        tasks_file = data / "tasks" / f"{split}.jsonl"
+        if not tasks_file.is_file():
+            raise InputError(f"{tasks_file}: split file missing; run the build_datasets stage first")
+        tasks = read_rows(tasks_file, "build_datasets")[: cfg.max_tasks_per_split]
+        golden = [d for t in tasks for d in decisions(t)]
+        path = out / f"{split}.jsonl"
+        write_jsonl(path, golden)
+        entry = {"tasks_sha256": sha256_file(tasks_file), "golden_sha256": sha256_file(path),
+                 "tasks": len(tasks), "decisions": len(golden)}
+        was = old.get(split)
+        if (not refreeze and was and was["tasks_sha256"] == entry["tasks_sha256"]
+                and was["golden_sha256"] != entry["golden_sha256"]):
+            raise ReplayError(f"{path}: the golden decisions changed although {tasks_file} did not (the runtime "
+                              f"or the oracle changed what a decision shows or accepts); if that is intended, "
+                              f"rerun with --refreeze, else undo the change")
+        splits[split] = entry
+        files.append(path)
+    for stale in out.glob("*.jsonl"):  # another profile's splits
+        if stale not in files:
+            stale.unlink()
+    return write_manifest(out, files, {"stage": "build_replay", "profile": profile, "splits": splits})

@@ -1,0 +1,47 @@
+"""Stage replay: one configuration answers every golden decision once (no grading here).
+
+The configuration is chosen as for evaluation (a baseline, or a trained run with its
+adapter) and decodes with the same settings; A+ sees its few-shot system prompt in place
+of the standard one. Writes ``<name>/actions.jsonl.gz`` (per decision: the model's text and
+token counts; no timing, so the same decoding gives the same bytes) and ``generation.json``
+(model, splits, speed). Grading is stage replay_judge, so a validator change never reruns this.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ..jsonio import write_json, write_jsonl
+from ..policy.base import GenConfig
+from ..policy.load import load_policy
+from ..prompt import system_prompt
+from ..replay import answer_decisions, golden_rows
+from ..resources import peak_memory_gb
+from ..vocabulary import ORACLE, STUDENT_FEWSHOT
+from .evaluate import Plan
+
+
+def run(p: Plan, store, golden: Path, out: Path, model_path: str | None = None) -> dict:
+    """Answer the golden decisions of ``p``'s tasks with ``p``'s configuration; return the generation record."""
+    tasks = {t["id"]: t for t in p.tasks}
+    rows = golden_rows(golden, p.cfg.splits, tasks)
+    gen = GenConfig(max_new_tokens=p.cfg.max_new_tokens)
+    policy = load_policy(store, ORACLE if p.model is None else p.model, p.backend, p.adapter, gen, model_path)
+    system = None
+    if p.name == STUDENT_FEWSHOT:  # the few-shot variant's own system prompt, per task
+        system = {t: system_prompt(task, fewshot=True) for t, task in tasks.items()}
+    start = time.perf_counter()
+    answers = answer_decisions(tasks, rows, policy, p.cfg.batch_size, system=system, oracle=p.model is None)
+    seconds = time.perf_counter() - start
+    folder = out / p.name
+    write_jsonl(folder / "actions.jsonl.gz", answers)
+    stats = getattr(policy, "stats", None)
+    record = {"name": p.name, "profile": p.profile, "model": p.model, "backend": p.backend,
+              "adapter": str(p.adapter) if p.adapter else None, "splits": list(p.cfg.splits),
+              "efficiency": {"decisions": len(answers), "wall_s": round(seconds, 2),
+                             "decisions_per_s": round(len(answers) / seconds, 3) if seconds else None,
+                             "gen_tokens": getattr(stats, "new_tokens", 0),
+                             "prompt_tokens": getattr(stats, "prompt_tokens", 0),
+                             "peak_mem_gb": peak_memory_gb()}}
+    write_json(folder / "generation.json", record)
+    return record

@@ -1,0 +1,33 @@
+"""Stage replay_judge: grade one configuration's stored replay actions and summarise them."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError
+from ..inputs import read_record, read_rows
+from ..jsonio import write_json, write_jsonl
+from ..replay import golden_rows
+from ..replay_grading import grade_rows, summarise
+from ..vocabulary import MAIN_SPLITS
+
+
+def run(name: str, data: Path, golden: Path, runs: Path) -> dict:
+    """Grade ``runs/<name>/actions.jsonl.gz``; write ``verdicts.jsonl.gz`` and ``metrics.json`` beside it."""
+    folder = runs / name
+    gen = read_record(folder / "generation.json", f"replay for {name}")
+    answers = read_rows(folder / "actions.jsonl.gz", f"replay for {name}")
+    tasks = {}
+    for split in gen["splits"]:
+        path = data / "tasks" / f"{split}.jsonl"
+        if not path.is_file():
+            raise InputError(f"{path}: split file missing; run the build_datasets stage first")
+        tasks.update((t["id"], t) for t in read_rows(path, "build_datasets"))
+    asked = {a["task_id"] for a in answers}
+    rows = grade_rows(tasks, golden_rows(golden, gen["splits"], {t: tasks[t] for t in asked}), answers)
+    write_jsonl(folder / "verdicts.jsonl.gz", rows)
+    pooled = [r for r in rows if r["dataset"] in MAIN_SPLITS]
+    result = {k: gen[k] for k in ("name", "profile", "model", "backend", "adapter")}
+    result |= {"splits": {s: summarise([r for r in rows if r["dataset"] == s]) for s in gen["splits"]},
+               "pooled_main": summarise(pooled) if pooled else None, "efficiency": gen["efficiency"]}
+    write_json(folder / "metrics.json", result)
+    return result
