@@ -24,9 +24,9 @@ lookup, permissions and approvals are the runtime's own. Exactly one verdict
 - no action parsed: malformed;
 - gold is the final answer: a final answer with another status is wrong_status; with the
   right status it passes only if the validator's strict success holds for the prefix plus
-  this answer (wrong_answer otherwise); calls are forbidden_attempt if one is forbidden
-  or retries a declined approval, else repeated_call if one repeats an earlier call,
-  else failed_to_stop;
+  this answer (wrong_answer otherwise); calls are forbidden_attempt if one is forbidden,
+  retries a declined approval or is declined by the user without being a ready gold call,
+  else repeated_call if one repeats an earlier call, else failed_to_stop;
 - gold is calls: a final answer is premature_stop; then forbidden_attempt, then
   hallucinated_tool (a name not in the catalogue); the calls pass if they match distinct
   ready gold nodes one to one (tool and the validator's argument rules); otherwise
@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+from typing import Callable
 
 from .errors import InputError, StageError
 from .inputs import read_rows
@@ -65,7 +66,7 @@ def _last_outcomes(ep: Episode) -> set[str]:
     return {ep.calls[i]["outcome"] for i in ep.turns[-1]["calls"]}
 
 
-def kind_of(task: Task, ep: Episode, final_status: Status | None, ready: list[dict]) -> DecisionKind:
+def kind_of(ep: Episode, final_status: Status | None, ready: list[dict]) -> DecisionKind:
     """The decision's kind: the first of records.DecisionKind's order that applies."""
     last = _last_outcomes(ep)
     if CallOutcome.TIMEOUT in last:
@@ -96,7 +97,7 @@ def decisions(task: Task) -> list[dict]:
         ready = [] if action.calls is None else [nodes[i] for i in ep.oracle.pending]
         out.append({"task_id": task["id"], "dataset": task["dataset"], "template": task["template"],
                     "family": task["family"], "depth": task["depth"], "index": len(out), "turn": len(ep.turns),
-                    "kind": kind_of(task, ep, action.status, ready), "messages": prefix,
+                    "kind": kind_of(ep, action.status, ready), "messages": prefix,
                     "gold": format_action(action), "ready": [n["id"] for n in ready],
                     "status": action.status})
         ep.step(format_action(action))
@@ -141,9 +142,13 @@ def replay_prefix(task: Task, decision: dict, system: str | None = None, oracle:
 
 
 # ---------------------------------------------------------------- one action per decision, batched
-def act_all(policy, eps: list[Episode], batch_size: int) -> list[str]:
-    """One assistant turn for every episode. With a continuous decoder (the torch backend) a
-    finished turn's slot takes the next decision at once; otherwise lock-step batches."""
+def act_all(policy, eps: list[Episode], batch_size: int, progress: Callable[[int], None] = lambda n: None) -> list[str]:
+    """One assistant turn for every episode (each a decision, in golden order: a task's decisions
+    together, by index). With a continuous decoder (the torch backend) each task's decisions run
+    in order on one cache: when decision k is answered its cache is rewound to its prompt, and
+    decision k+1, whose prompt extends that one with the recorded action and observation,
+    prefills only that increment; tasks run side by side in the slots. Otherwise lock-step batches
+    of whole prompts."""
     dec = policy.decoder(batch_size) if hasattr(policy, "decoder") else None
     texts: dict[int, str] = {}
     if dec is None:
@@ -151,27 +156,39 @@ def act_all(policy, eps: list[Episode], batch_size: int) -> list[str]:
             chunk = eps[i:i + batch_size]
             batch = policy.act_batch(chunk) if hasattr(policy, "act_batch") else [policy.act(e) for e in chunk]
             texts.update((id(e), t) for e, t in zip(chunk, batch))
+            progress(len(chunk))
         return [texts[id(e)] for e in eps]
-    queue, live = list(reversed(eps)), 0
+    chains: dict[str, list[Episode]] = {}
+    for ep in eps:
+        chains.setdefault(ep.task["id"], []).append(ep)
+    nxt = {id(a): b for chain in chains.values() for a, b in zip(chain, chain[1:])}
+    queue, live = [chain[0] for chain in reversed(chains.values())], 0
     while queue or live:
         while queue and live < batch_size:
-            policy.submit(dec, queue.pop())
+            policy.submit(dec, queue.pop(), rewind=True)
             live += 1
         for ep, text in policy.advance(dec):
             texts[id(ep)] = text
-            live -= 1
-            policy.release(ep)
+            progress(1)
+            following = nxt.get(id(ep))
+            if following is None:
+                policy.release(ep)
+                live -= 1
+            else:  # the task's next decision continues this prompt's cache in the same slot count
+                following.backend_state, ep.backend_state = ep.backend_state, None
+                policy.submit(dec, following, rewind=True)
     if hasattr(dec, "close"):
         dec.close()
     return [texts[id(e)] for e in eps]
 
 
 def answer_decisions(tasks: dict[str, Task], golden: list[dict], policy, batch_size: int,
-                     system: dict[str, str] | None = None, oracle: bool = False) -> list[dict]:
+                     system: dict[str, str] | None = None, oracle: bool = False,
+                     progress: Callable[[int], None] = lambda n: None) -> list[dict]:
     """Every decision answered once by ``policy`` from its frozen prefix; one row each (no grade).
     ``system``: task id -> the system prompt to show instead of the frozen one (A+)."""
     eps = [replay_prefix(tasks[d["task_id"]], d, (system or {}).get(d["task_id"]), oracle) for d in golden]
-    texts = act_all(policy, eps, batch_size)
+    texts = act_all(policy, eps, batch_size, progress)
     return [{"task_id": d["task_id"], "dataset": d["dataset"], "index": d["index"], "text": text,
              "new_tokens": ep.new_tokens, "prompt_tokens": ep.prompt_tokens}
             for d, ep, text in zip(golden, eps, texts)]

@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from tqdm import tqdm
+
 from ccl.boundary import run_stage
 from ccl.stages import evaluate, replay
 
@@ -29,7 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model-path", default=None, help="local copy of a hub model")
     args = ap.parse_args(argv)
     plan = evaluate.plan(args.params, args.profile, args.name, args.adapter, args.data)
-    e = replay.run(plan, model_store(), args.golden, args.out, args.model_path)["efficiency"]
+    with tqdm(unit="decision") as bar:
+        def progress(done: int, total: int) -> None:
+            bar.total, bar.n = total, done
+            bar.refresh()
+
+        e = replay.run(plan, model_store(), args.golden, args.out, args.model_path, progress)["efficiency"]
     print(f"replay {args.name}: {e['decisions']} decisions answered in {e['wall_s']} s "
           f"({e['decisions_per_s']} decisions/s)")
     return 0

@@ -131,3 +131,28 @@ def test_the_fewshot_head_is_prefilled_once(backend, smoke_data):
     for p, o in zip(prompts, outs):
         assert p.startswith(head)
         assert o.prompt_tokens == len(backend.tok(p[len(head):], add_special_tokens=False).input_ids)
+
+
+def test_a_rewound_turn_keeps_exactly_the_prompts_cache(backend):
+    """rewind=True (decision-point replay): when the turn ends the state holds the cache of the
+    prompt alone, the same as a turn that generated one token, and the next prompt is an increment."""
+    import torch
+    prompt = backend.render([{"role": "user", "content": "Name three rivers of Europe."}])
+    states = []
+    for max_new in (24, 1):
+        dec = ContinuousDecoder(backend, GenConfig(max_new_tokens=max_new), 2)
+        st: dict = {}
+        dec.submit("k", st, prompt, 0, rewind=True)
+        while dec.busy():
+            out = dec.step()
+        assert out and out[0][1].new_tokens == max_new
+        states.append(st)
+    long, short = states
+    n = len(backend.tok(prompt, add_special_tokens=False).input_ids)
+    assert long["len"] == short["len"] == n and long["text"] == short["text"] == prompt
+    for (k1, v1), (k2, v2) in zip(long["kv"], short["kv"]):
+        torch.testing.assert_close(k1, k2)
+        torch.testing.assert_close(v1, v2)
+    dec = ContinuousDecoder(backend, GenConfig(max_new_tokens=4), 2)
+    dec.submit("k", long, prompt + "The Danube.<|im_end|>\n", 0)  # a recorded reply continues the prompt
+    assert dec.pending[0].inc == backend.tok("The Danube.<|im_end|>\n", add_special_tokens=False).input_ids

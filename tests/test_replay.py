@@ -197,14 +197,16 @@ def test_the_student_answers_and_is_graded_through_the_stages(smoke_data, tmp_pa
     assert {v["verdict"] for v in verdicts} <= set(V)
     m = read_json(runs / "A_base" / "metrics.json")
     assert sum(m["pooled_main"]["verdicts"].values()) == n and m["efficiency"]["decisions"] == n
-    # the same decision alone, lock-step: the same greedy text as in the continuous batch
+    # every decision from its whole prefix, lock-step: the same greedy texts as the stage's
+    # chain, which prefilled only each recorded action and observation on the rewound cache
     from ccl.policy.base import GenConfig, ModelPolicy
     from ccl.policy.load import load_backend
     from ccl.replay import answer_decisions
     from scripts.model_store import model_store
-    tasks = {t["id"]: t for t in read_jsonl(smoke_data / "eval_id.jsonl")}
-    first = next(read_jsonl(golden / "eval_id.jsonl"))
+    tasks = {t["id"]: t for s in ("eval_id", "eval_ood") for t in read_jsonl(smoke_data / f"{s}.jsonl")}
+    golden_all = [d for s in ("eval_id", "eval_ood") for d in read_jsonl(golden / f"{s}.jsonl")]
     policy = ModelPolicy(load_backend(model_store(), "smollm2-135m-instruct", "torch"), GenConfig(max_new_tokens=48),
                          continuous=False)
-    alone = answer_decisions(tasks, [first], policy, batch_size=1)[0]
-    assert alone["text"] == next(a for a in actions if (a["task_id"], a["index"]) == (first["task_id"], 0))["text"]
+    whole = answer_decisions(tasks, golden_all, policy, batch_size=4)
+    assert any(d["index"] > 0 for d in golden_all)
+    assert [w["text"] for w in whole] == [a["text"] for a in actions]

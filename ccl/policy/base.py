@@ -122,11 +122,11 @@ class ModelPolicy:
         self.stats.engine = dec
         return dec
 
-    def submit(self, dec, ep: Episode) -> None:
-        """Queue the episode's next turn on the continuous batch."""
+    def submit(self, dec, ep: Episode, rewind: bool = False) -> None:
+        """Queue the episode's next turn on the continuous batch (``rewind``: see ContinuousDecoder.submit)."""
         t0 = time.perf_counter()  # tokenising (and a fresh episode's shared head) counts as generation time
         prompt = self._prompt(ep)
-        dec.submit(ep, ep.backend_state, prompt, episode_seed(self.gen, ep))
+        dec.submit(ep, ep.backend_state, prompt, episode_seed(self.gen, ep), rewind)
         self.stats.gen_seconds += time.perf_counter() - t0
 
     def advance(self, dec) -> list[tuple[Episode, str]]:

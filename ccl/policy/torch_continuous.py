@@ -42,6 +42,7 @@ class _Seq:
     prompt: str
     inc: list[int]  # increment token ids to prefill
     gen: torch.Generator | None  # sampling generator (None: greedy)
+    rewind: bool = False  # keep only the prompt's cache when the turn ends (the next prompt continues it)
     out: list[int] = field(default_factory=list)
 
 
@@ -105,10 +106,12 @@ class ContinuousDecoder:
         self.c = Counters()
 
     # ------------------------------------------------------------------ public
-    def submit(self, key: Any, state: BackendState, prompt: str, seed: int) -> None:
+    def submit(self, key: Any, state: BackendState, prompt: str, seed: int, rewind: bool = False) -> None:
+        """Queue a turn. ``rewind``: when it ends, ``state`` keeps the cache of ``prompt`` alone, not of
+        the reply (decision-point replay continues each prompt with the recorded action, not the reply)."""
         inc = self.b._increments([state], [prompt])[0]
         g = torch.Generator(device="cpu").manual_seed(seed) if self.gen.temperature > 0 else None
-        self.pending.append(_Seq(key, state, prompt, inc, g))
+        self.pending.append(_Seq(key, state, prompt, inc, g, rewind))
 
     def busy(self) -> bool:
         return bool(self.pending) or any(s is not None for s in self.seqs)
@@ -216,10 +219,11 @@ class ContinuousDecoder:
         """Store slot ``i``'s cache in its state for the next turn and free the slot."""
         s, L = self.seqs[i], int(self.lens[i])
         # the finished token is not yet in the cache; it is prefilled with the next turn
-        s.state["kv"] = [(K[i, :, self.n - L:self.n].clone(), V[i, :, self.n - L:self.n].clone())
+        keep = L - (len(s.out) - 1) if s.rewind else L  # rewind: the prompt's positions only
+        s.state["kv"] = [(K[i, :, self.n - L:self.n - L + keep].clone(), V[i, :, self.n - L:self.n - L + keep].clone())
                          for K, V in zip(self.K, self.V)]
-        s.state["len"] = L
-        s.state["text"] = s.prompt + self.b.tok.decode(s.out[:-1])
+        s.state["len"] = keep
+        s.state["text"] = s.prompt if s.rewind else s.prompt + self.b.tok.decode(s.out[:-1])
         self.seqs[i] = None
         self.lens[i] = 0
         return GenOut(self.b.tok.decode(s.out, skip_special_tokens=True), len(s.inc), len(s.out))

@@ -15,7 +15,7 @@ from ..config import load_params, stage_config
 from ..errors import InputError
 from ..evaluation import EvaluateConfig
 from ..inputs import read_record, read_rows
-from ..jsonio import sha256_file, write_jsonl
+from ..jsonio import atomic_write_bytes, jsonl_bytes, sha256_bytes, sha256_file
 from ..manifest import MANIFEST, write_manifest
 from ..replay import ReplayError, decisions
 
@@ -24,25 +24,28 @@ def run(params: Path, profile: str | None, data: Path, out: Path, refreeze: bool
     """Write ``out/<split>.jsonl`` for each evaluation split and ``out/manifest.json``; return the manifest."""
     cfg, profile = stage_config(load_params(params), "evaluate", EvaluateConfig, profile, where=str(params))
     old = read_record(out / MANIFEST, "build_replay").get("splits", {}) if (out / MANIFEST).is_file() else {}
-    splits, files = {}, []
+    splits: dict[str, dict] = {}
+    bodies: dict[str, bytes] = {}
+    files = []
     for split in cfg.splits:
         tasks_file = data / "tasks" / f"{split}.jsonl"
         if not tasks_file.is_file():
             raise InputError(f"{tasks_file}: split file missing; run the build_datasets stage first")
         tasks = read_rows(tasks_file, "build_datasets")[: cfg.max_tasks_per_split]
         golden = [d for t in tasks for d in decisions(t)]
-        path = out / f"{split}.jsonl"
-        write_jsonl(path, golden)
-        entry = {"tasks_sha256": sha256_file(tasks_file), "golden_sha256": sha256_file(path),
-                 "tasks": len(tasks), "decisions": len(golden)}
+        body = jsonl_bytes(golden, compress=False)  # the bytes written below
+        entry = {"tasks_sha256": sha256_file(tasks_file), "golden_sha256": sha256_bytes(body),
+                 "max_tasks": cfg.max_tasks_per_split, "tasks": len(tasks), "decisions": len(golden)}
         was = old.get(split)
-        if (not refreeze and was and was["tasks_sha256"] == entry["tasks_sha256"]
-                and was["golden_sha256"] != entry["golden_sha256"]):
-            raise ReplayError(f"{path}: the golden decisions changed although {tasks_file} did not (the runtime "
-                              f"or the oracle changed what a decision shows or accepts); if that is intended, "
-                              f"rerun with --refreeze, else undo the change")
-        splits[split] = entry
-        files.append(path)
+        same_tasks = was and all(was.get(k) == entry[k] for k in ("tasks_sha256", "max_tasks"))
+        if not refreeze and same_tasks and was["golden_sha256"] != entry["golden_sha256"]:
+            raise ReplayError(f"{out / f'{split}.jsonl'}: the golden decisions changed although {tasks_file} did not "
+                              f"(the runtime or the oracle changed what a decision shows or accepts); if that is "
+                              f"intended, rerun with --refreeze, else undo the change")
+        splits[split], bodies[split] = entry, body
+    for split, body in bodies.items():  # written only once every split passed the check
+        atomic_write_bytes(out / f"{split}.jsonl", body)
+        files.append(out / f"{split}.jsonl")
     for stale in out.glob("*.jsonl"):  # another profile's splits
         if stale not in files:
             stale.unlink()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Callable
 
 from ..jsonio import write_json, write_jsonl
 from ..policy.base import GenConfig
@@ -21,7 +22,8 @@ from ..vocabulary import ORACLE, STUDENT_FEWSHOT
 from .evaluate import Plan
 
 
-def run(p: Plan, store, golden: Path, out: Path, model_path: str | None = None) -> dict:
+def run(p: Plan, store, golden: Path, out: Path, model_path: str | None = None,
+        progress: Callable[[int, int], None] = lambda done, total: None) -> dict:
     """Answer the golden decisions of ``p``'s tasks with ``p``'s configuration; return the generation record."""
     tasks = {t["id"]: t for t in p.tasks}
     rows = golden_rows(golden, p.cfg.splits, tasks)
@@ -31,7 +33,14 @@ def run(p: Plan, store, golden: Path, out: Path, model_path: str | None = None) 
     if p.name == STUDENT_FEWSHOT:  # the few-shot variant's own system prompt, per task
         system = {t: system_prompt(task, fewshot=True) for t, task in tasks.items()}
     start = time.perf_counter()
-    answers = answer_decisions(tasks, rows, policy, p.cfg.batch_size, system=system, oracle=p.model is None)
+    done = [0]
+
+    def tick(n: int) -> None:
+        done[0] += n
+        progress(done[0], len(rows))
+
+    answers = answer_decisions(tasks, rows, policy, p.cfg.batch_size, system=system, oracle=p.model is None,
+                               progress=tick)
     seconds = time.perf_counter() - start
     folder = out / p.name
     write_jsonl(folder / "actions.jsonl.gz", answers)

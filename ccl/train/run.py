@@ -126,13 +126,12 @@ def validation_baseline(recipe: TrainRecipe, model_name: str, model_folder: Path
     and validation set (stage ``val_baseline``); a run reads it instead of recomputing it."""
     T = trainer_module(backend)
     device = resolve_device(backend, device)
-    t0 = time.perf_counter()
     tm = T.load_for_training(model_folder, recipe, 0, device)
     val = validation_set(tm, val_file, recipe)
     loss = T.mean_loss(tm, val, recipe.batch_size, lambda n: None)
+    # no timing in the record: every train stage depends on its bytes
     return {**baseline_key(recipe, model_name, model_folder, backend, device, val_file),
-            "val_loss_before": round(loss, 6), "val_episodes_used": len(val),
-            "seconds": round(time.perf_counter() - t0, 1)}
+            "val_loss_before": round(loss, 6), "val_episodes_used": len(val)}
 
 
 def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path, backend: str,

@@ -113,11 +113,21 @@ def split_batch(batch: list[Packed], h: int, pad_id: int, device: str) -> Split:
 
 
 def _body_and_head(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Module]:
-    """The transformer body (embeddings to final norm) and the vocabulary projection."""
+    """The transformer body (embeddings to final norm) and the vocabulary projection. The loss
+    projects the body's output itself, so a model whose causal-LM head does more than that
+    (logit scaling or soft-capping) is refused rather than trained on other logits."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    if getattr(base.config, "final_logit_softcapping", None):
-        raise NotImplementedError(f"{type(base).__name__}: logit soft-capping is not applied by the shared-head loss")
+    cfg = base.config
+    for name in ("final_logit_softcapping", "logits_scaling", "logit_scale"):
+        if getattr(cfg, name, None) not in (None, 1, 1.0):
+            raise NotImplementedError(f"{type(base).__name__}: {name} is not applied by the shared-head loss")
     return getattr(base, base.base_model_prefix), base.get_output_embeddings()
+
+
+def _full_attention_only(cfg) -> bool:
+    """The prefix cache is a plain full-attention cache: sliding-window or hybrid layers get none."""
+    types = getattr(cfg, "layer_types", None)
+    return not getattr(cfg, "use_sliding_window", False) and (types is None or set(types) == {"full_attention"})
 
 
 def summed_nll(model: torch.nn.Module, batch: list[Packed], pad_id: int, device: str) -> tuple[torch.Tensor, int]:
@@ -125,7 +135,7 @@ def summed_nll(model: torch.nn.Module, batch: list[Packed], pad_id: int, device:
     from transformers import DynamicCache
 
     body, lm_head = _body_and_head(model)
-    h = common_head(batch)
+    h = common_head(batch) if _full_attention_only(body.config) else 0
     s = split_batch(batch, h, pad_id, device)
     cache = None
     if h:
