@@ -64,11 +64,13 @@ def pack_episode(tokenize: Callable[[str], list[int]], render: Render, messages:
     """Token ids and target mask; whole trailing turns are dropped to fit ``max_length``."""
     ids: list[int] = []
     labels: list[bool] = []
-    kept = 0
+    kept = head = 0
     parts = pieces(render, messages)
     n_turns = sum(sup for _, sup in parts)
-    for text, supervised in parts:
+    for k, (text, supervised) in enumerate(parts):
         toks = tokenize(text)
+        if k == 0 and head_end(text) == len(text):  # the shared head, a piece of its own
+            head = len(toks)
         mask = [False] * len(toks)
         if supervised:
             end = next((i for i, t in enumerate(toks) if t in end_ids), None)
@@ -84,8 +86,6 @@ def pack_episode(tokenize: Callable[[str], list[int]], render: Render, messages:
     # tokens after the last target (an observation, a newline) would cost compute, not loss
     last = max((i for i, v in enumerate(labels) if v), default=-1)
     ids, labels = ids[: last + 1], labels[: last + 1]
-    first = parts[0][0] if parts else ""
-    head = len(tokenize(first)) if first and head_end(first) == len(first) else 0
     return Packed(ids, labels, kept, n_turns - kept, min(head, len(ids)))
 
 
