@@ -3,7 +3,7 @@
     python -m scripts.build_report            # writes results/report.md and results/report.html
     python -m scripts.build_report --check    # exit 1 if results/report.md is stale (names the blocks)
 
-Reads results/summary.json, data/v1/manifest.json, data/v1/leakage_audit.json,
+Reads results/summary.json, results/replay_summary.json, data/v1/manifest.json, data/v1/leakage_audit.json,
 data/v1/teacher/summary.json, data/v1/variants/variants.json and runs/*/summary.json. A
 missing artifact is named in the report with the stage that produces it. The build fails
 if the template asks for an unknown table, quotes a number no artifact holds, or a table

@@ -6,7 +6,9 @@
 Pages: the report (the same template and artifacts as results/report.md, with result cells
 linking to their episodes), methods and reproducibility (datasets with
 SHA-256, leakage audit, teacher record, training runs and adapter hashes, pipeline
-commands), figures (matplotlib) and a trace explorer over every evaluated episode. The
+commands), figures (matplotlib), a trace explorer over every evaluated episode and the
+replay page (failure maps from results/replay_summary.json as heat maps; a cell lists its
+graded decisions with prefix, model action and gold action). The
 site needs no network access; pages are stamped with the export time and git commit.
 """
 from __future__ import annotations

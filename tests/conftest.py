@@ -31,7 +31,8 @@ def smoke_distilled(smoke_data):
 @pytest.fixture(scope="session")
 def smoke_study(smoke_distilled, tmp_path_factory):
     """A repository-shaped root with the whole smoke chain run once per session:
-    build_sft -> train C_s0 -> evaluate and judge C_s0 and oracle -> analyze. Layout as in the repository
+    build_sft -> train C_s0 -> evaluate and judge C_s0 and oracle -> analyze, and their decision-point
+    replay: build_replay -> replay and replay_judge C_s0 and oracle -> analyze_replay. Layout as in the repository
     (data/v1, runs, logs, results), so report and site builders run on it with --root."""
     study = tmp_path_factory.mktemp("study")
     for name in ("dvc.yaml", "params.yaml"):  # the site's pipeline table reads the root's own
@@ -52,4 +53,13 @@ def smoke_study(smoke_distilled, tmp_path_factory):
         run_py("-m", "scripts.judge", "--name", name, "--data", str(data), "--runs", str(results))
     run_py("-m", "scripts.analyze", "--profile", "smoke", "--runs", str(results), "--out",
            str(study / "results" / "summary.json"))
+    golden, replay = data / "replay", study / "results" / "replay"
+    run_py("-m", "scripts.build_replay", "--profile", "smoke", "--data", str(data), "--out", str(golden))
+    for name, extra in (("C_s0", ["--adapter", str(runs / "C_s0")]), ("oracle", [])):
+        run_py("-m", "scripts.replay", "--profile", "smoke", "--name", name, *extra, "--data", str(data),
+               "--golden", str(golden), "--out", str(replay))
+        run_py("-m", "scripts.replay_judge", "--name", name, "--data", str(data), "--golden", str(golden),
+               "--runs", str(replay))
+    run_py("-m", "scripts.analyze_replay", "--profile", "smoke", "--replay", str(replay), "--runs", str(results),
+           "--out", str(study / "results" / "replay_summary.json"))
     return study

@@ -10,7 +10,8 @@ import pytest
 from ccl.oracle import OraclePolicy
 from ccl.records import DecisionKind as K, ReplayVerdict as V
 from ccl.replay import answer_decisions, decisions
-from ccl.replay_grading import grade_rows, summarise
+from ccl.replay_grading import grade_rows
+from ccl.replay_metrics import summarise
 from ccl.rollout import rollout
 from ccl.tasks import TEMPLATES, generate_task
 

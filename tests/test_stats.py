@@ -268,3 +268,78 @@ def test_pass_hat_k_errors():
         pass_hat_k(s * 0.5, 1)
     with pytest.raises(ValueError, match="trials, tasks"):
         pass_hat_k(np.ones(4), 1)
+
+
+# ---------------------------------------------------------------- clustered rates (replay decisions in tasks)
+from ccl.replay_analysis import spearman_exact  # noqa: E402
+from ccl.stats import cluster_correlation, cluster_paired_difference, cluster_rate  # noqa: E402
+
+
+def test_cluster_rate_pools_decisions_and_resamples_whole_tasks():
+    # Two tasks: 0 of 1 and 2 of 2 decisions pass. A resample draws (0,0) -> 0/2, (1,1) -> 4/4 or a
+    # mix -> 2/3, so the interval's ends are exactly 0 and 1 and the point is 2/3, not the mean of
+    # per-task rates (1/2).
+    ci = cluster_rate([0, 2], [1, 2], n_resamples=4000, seed=3)
+    assert ci.mean == pytest.approx(2 / 3) and ci.low == 0.0 and ci.high == 1.0
+    assert cluster_rate([0, 2], [1, 2], seed=3) == ci  # deterministic for a seed
+    one = cluster_rate([3], [4])
+    assert one.mean == one.low == one.high == 0.75
+
+
+def test_cluster_interval_is_wider_than_treating_decisions_as_independent():
+    # 20 tasks of 5 decisions each; a task's decisions all pass or all fail (perfectly clustered).
+    per_task = np.array([1.0] * 10 + [0.0] * 10)
+    clustered = cluster_rate(per_task * 5, np.full(20, 5.0), seed=1)
+    naive = task_bootstrap(np.repeat(per_task, 5), seed=1)  # 100 "independent" decisions
+    assert clustered.mean == naive.mean == 0.5
+    assert (clustered.high - clustered.low) > 1.8 * (naive.high - naive.low)
+
+
+def test_cluster_paired_difference_weighs_tasks_by_their_decisions():
+    # Task 1: a passes 3 of 3 where b passes 0; task 2: a passes 0 of 1 where b passes 1.
+    res = cluster_paired_difference([3, 0], [0, 1], [3, 1], n_flips=1000)
+    assert res.diff == pytest.approx(2 / 4) and res.n_tasks == 2 and res.n_nonzero == 2
+    same = cluster_paired_difference([1, 2, 0], [1, 2, 0], [2, 2, 1])
+    assert same.diff == 0 and same.p == 1.0 and same.low == same.high == 0.0
+    # a beats b on every one of 12 tasks: exact two-sided p = 2 / 2**12; the Monte-Carlo p is near it.
+    strong = cluster_paired_difference(np.full(12, 2.0), np.zeros(12), np.full(12, 2.0), n_flips=5000, seed=0)
+    assert strong.diff == 1.0 and strong.p < 0.01 and strong.low == 1.0
+
+
+def test_clustered_inputs_are_checked():
+    with pytest.raises(ValueError, match="at least one decision"):
+        cluster_rate([0, 1], [0, 1])
+    with pytest.raises(ValueError, match=r"\[0, den\]"):
+        cluster_rate([3], [2])
+    with pytest.raises(ValueError, match="equal-length"):
+        cluster_paired_difference([1, 1], [1], [2, 2])
+    with pytest.raises(ValueError, match="at least 3"):
+        cluster_correlation([[1], [0]], [1], [[1], [0]], [1])
+
+
+def test_cluster_correlation_of_rates_across_configurations():
+    # Four configurations on 6 tasks (2 decisions each); the replay passes of configuration k are
+    # k per task on tasks 0-2 (of 2) and 0 elsewhere, and its episode success is 1 on the first
+    # k tasks. Both pooled rates rise with k, so r > 0; an exactly linear pair gives r = 1 in
+    # every resample that keeps both rates non-constant.
+    k = np.arange(4)
+    x = np.array([[min(int(j), 2)] * 3 + [0] * 3 for j in k], dtype=float)
+    y = np.array([[1.0 if t < j else 0.0 for t in range(6)] for j in k])
+    ci = cluster_correlation(x, np.full(6, 2.0), y, np.ones(6), n_resamples=500, seed=0)
+    xr, yr = x.sum(axis=1) / 12, y.mean(axis=1)
+    assert ci.mean == pytest.approx(np.corrcoef(xr, yr)[0, 1]) and ci.mean > 0.9
+    linear = cluster_correlation(np.outer(k, np.ones(6)), np.full(6, 3.0), np.outer(k, np.ones(6)) / 3, np.ones(6),
+                                 n_resamples=200)
+    assert linear.mean == pytest.approx(1.0) and linear.low == pytest.approx(1.0)
+
+
+def test_spearman_exact_enumerates_every_pairing():
+    rho, p = spearman_exact(np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0, 30.0]))
+    assert rho == pytest.approx(1.0) and p == pytest.approx(2 / 6)  # identity and reversal of 3! pairings
+    rho, p = spearman_exact(np.arange(5.0), np.arange(5.0) ** 2)
+    assert rho == pytest.approx(1.0) and p == pytest.approx(2 / 120)
+    rho, p = spearman_exact(np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 1.0, 4.0, 3.0]))
+    assert rho == pytest.approx(0.6)  # 1 - 6 * 4 / (4 * 15)
+    # |rho| >= 0.6 among the 24 pairings: permutations with sum d^2 <= 4 or >= 36
+    assert p == pytest.approx(10 / 24)
+    assert spearman_exact(np.ones(4), np.arange(4.0)) == (None, 1.0)

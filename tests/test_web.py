@@ -16,7 +16,7 @@ from subproc import run_py
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
-PAGES = ("index.html", "methods.html", "figures.html", "traces.html")
+PAGES = ("index.html", "methods.html", "figures.html", "traces.html", "replay.html")
 
 
 def build(root: Path, site: Path) -> None:
@@ -75,7 +75,7 @@ def test_pipeline_commands_expand_foreach_stages():
 def test_report_has_every_table_from_its_artifacts(study_copy, site):
     md = (study_copy / "results" / "report.md").read_text()
     for name in ("success_by_split", "leniency", "diagnostics", "paired", "datasets", "leakage", "teacher",
-                 "training"):
+                 "training", "replay_by_split", "replay_paired", "failure_worst", "replay_vs_episode"):
         assert f"<!-- BEGIN:{name} -->" in md and f"<!-- END:{name} -->" in md
     assert "### 2.1 What counts as success" in md
     lenient = next(r for r in json.loads((study_copy / "results" / "summary.json").read_text())["leniency"]["rows"]
@@ -117,6 +117,10 @@ def test_a_missing_artifact_is_named_with_its_stage(study_copy, tmp_path):
     build(root, tmp_path / "site")
     methods = (tmp_path / "site" / "methods.html").read_text()
     assert "data/v1/teacher/summary.json" in methods and "<code>accept_teacher</code> stage" in methods
+    (root / "results" / "replay_summary.json").unlink()
+    build(root, tmp_path / "site3")
+    assert "`analyze_replay` stage" in (tmp_path / "site3" / "data" / "replay" / "index.js").read_text()
+    assert "results/replay_summary.json" in (root / "results" / "report.md").read_text()
 
 
 def test_site_has_stamp_figures_and_traces(site):
@@ -197,6 +201,51 @@ def test_a_result_cell_opens_its_episodes(site, browser):
     WebDriverWait(browser, 20).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#trace-list li")))
     assert browser.find_element(By.ID, "f-split").get_attribute("value") == "eval_ood"
     assert browser.find_element(By.ID, "trace-count").text == "4 of 8 episodes"  # smoke: 4 tasks per split
+
+
+def test_a_failure_map_cell_lists_exactly_its_decisions(site, browser):
+    """The replay page's heat map comes from replay_summary.json; clicking a cell lists its decisions,
+    as many as the cell counts, each with prefix, model action, gold action and an episode link."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    summary = json.loads((site.parent / "study" / "results" / "replay_summary.json").read_text())
+    fm = summary["failure_map"]["configs"]["C"]["by_kind"]
+    i, j = next((i, j) for i, row in enumerate(fm["counts"]) for j, n in enumerate(row) if n)
+    label, verdict, count = fm["rows"][i], fm["columns"][j], fm["counts"][i][j]
+    browser.get((site / "replay.html").as_uri() + "#config=C&axis=kind")
+    wait = WebDriverWait(browser, 20)
+    cell = wait.until(EC.element_to_be_clickable(
+        (By.CSS_SELECTOR, f'#heatmap td[data-label="{label}"][data-verdict="{verdict}"]')))
+    assert cell.text == str(count)
+    cell.click()
+    wait.until(EC.text_to_be_present_in_element((By.ID, "r-count"), f"{count} decisions"))
+    boxes = browser.find_elements(By.CSS_SELECTOR, "#r-decisions details.decision")
+    assert len(boxes) == count and browser.find_element(By.ID, "r-title").text == f"C: {label} × {verdict}"
+    boxes[0].find_element(By.TAG_NAME, "summary").click()
+    assert boxes[0].find_element(By.CSS_SELECTOR, ".gold-action").text
+    roles = [e.get_attribute("textContent") for e in boxes[0].find_elements(By.CSS_SELECTOR, ".prefix .role")]
+    assert roles[:2] == ["system", "user"]
+    link = boxes[0].find_element(By.TAG_NAME, "a").get_attribute("href")
+    assert "traces.html#config=C_s0&task=" in link
+    assert not console_errors(browser), console_errors(browser)
+
+
+def test_a_worst_cell_in_the_report_opens_its_decisions(site, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get((site / "index.html").as_uri())
+    assert browser.find_elements(By.CSS_SELECTOR, 'a[href^="replay.html#config=C&split="]')  # replay_by_split cells
+    link = browser.find_element(By.CSS_SELECTOR, 'a[href^="replay.html#config="][href*="&verdict="]')  # a worst cell
+    link.click()
+    wait = WebDriverWait(browser, 20)
+    wait.until(EC.text_to_be_present_in_element((By.ID, "r-count"), "decisions"))
+    n = int(browser.find_element(By.ID, "r-count").text.split()[0])
+    assert n > 0 and len(browser.find_elements(By.CSS_SELECTOR, "#r-decisions details.decision")) == n
+    assert " × " in browser.find_element(By.ID, "r-title").text
 
 
 def test_the_site_publishes_the_checked_report_and_refuses_a_stale_one(study_copy, tmp_path):

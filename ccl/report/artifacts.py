@@ -16,6 +16,7 @@ from typing import Any
 # the calling script passes (--root), and these names, relative to it, are also what the
 # pages show as each number's source, so that a reader can find and hash the file.
 SUMMARY = "results/summary.json"
+REPLAY_SUMMARY = "results/replay_summary.json"
 DATA_MANIFEST = "data/v1/manifest.json"
 LEAKAGE = "data/v1/leakage_audit.json"
 TEACHER_SUMMARY = "data/v1/teacher/summary.json"
@@ -26,10 +27,13 @@ ARCHIVE = "archive"  # archive/<run>/reason.json
 EVAL_RUNS = "results/runs"  # results/runs/<name>/episodes.jsonl.gz and verdicts.jsonl.gz
 TASKS = "data/v1/tasks"
 REPORT = "results/report.md"
+REPLAY_GOLDEN = "data/v1/replay"  # data/v1/replay/<split>.jsonl: the frozen decisions
+REPLAY_RUNS = "results/replay"  # results/replay/<name>/verdicts.jsonl.gz: graded actions
 
 # artifact -> (what it is, the stage that writes it)
 PRODUCERS: dict[str, tuple[str, str]] = {
     SUMMARY: ("statistics over every evaluated configuration", "analyze"),
+    REPLAY_SUMMARY: ("decision-point replay statistics and failure map", "analyze_replay"),
     DATA_MANIFEST: ("dataset hashes, sizes and composition", "build_datasets"),
     LEAKAGE: ("train/eval leakage audit", "build_datasets"),
     TEACHER_SUMMARY: ("teacher-generation record", "accept_teacher"),

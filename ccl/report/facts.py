@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .artifacts import SUMMARY, TEACHER_SUMMARY, VARIANTS_LISTING, Artifacts, Missing
+from .artifacts import REPLAY_SUMMARY, SUMMARY, TEACHER_SUMMARY, VARIANTS_LISTING, Artifacts, Missing
 from ..vocabulary import B, BASELINES, C, STUDENT_BASE, STUDENT_FEWSHOT
 
 
@@ -59,6 +59,21 @@ def results_facts(summary: dict) -> dict[str, Any]:
     }
 
 
+def replay_facts(s: dict) -> dict[str, Any]:
+    """The replay paragraph's numbers: decisions, pooled pass per configuration, the pooled correlation."""
+    rows = {r["config"]: r for r in s["replay_by_split"]["rows"]}
+    pooled = {c: _interval(r.get("all")) for c, r in rows.items()}
+    corr = next((r for r in s["replay_vs_episode"]["rows"] if r["split"] == "all"), None)
+    tests = s["replay_paired"]
+    first = next(iter(rows.values()), {})
+    return {"configs": list(rows), "decisions": first.get("decisions"),
+            "tasks": first["all"]["n"] if first.get("all") else None,
+            "pass_text": {c: p["text"] if p else "—" for c, p in pooled.items()},
+            "pearson": None if not corr or corr["pearson"] is None else f"{corr['pearson']:+.2f}",
+            "n_configs": corr["n_configs"] if corr else 0, "predicts": corr["predicts"] if corr else "—",
+            "n_tests": tests["n_tests"], "n_significant": sum(r["significant"] for r in tests["rows"])}
+
+
 def teacher_facts(s: dict) -> dict[str, Any]:
     return {"model": s["teacher"]["model"], "offered": s["tasks_offered"], "accepted": s["accepted_episodes"],
             "accepted_writeup": s["accepted_tasks_writeup"],
@@ -79,10 +94,12 @@ def training_facts(art: Artifacts) -> dict[str, Any]:
 def all_facts(art: Artifacts) -> dict[str, Any]:
     """Facts by artifact; an absent artifact gives None, and the template says so."""
     summary = art.get(SUMMARY)
+    replay = art.get(REPLAY_SUMMARY)
     teacher = art.get(TEACHER_SUMMARY)
     variants = art.get(VARIANTS_LISTING)
     return {
         "results": None if isinstance(summary, Missing) else results_facts(summary),
+        "replay": None if isinstance(replay, Missing) else replay_facts(replay),
         "teacher": None if isinstance(teacher, Missing) else teacher_facts(teacher),
         "variants": None if isinstance(variants, Missing) else variants,
         "training": training_facts(art),

@@ -6,7 +6,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from .render import TEMPLATES
 
 NAV = [("index.html", "Report"), ("methods.html", "Methods & reproducibility"), ("figures.html", "Figures"),
-       ("traces.html", "Trace explorer")]
+       ("traces.html", "Trace explorer"), ("replay.html", "Replay")]
 
 
 def environment() -> Environment:

@@ -24,7 +24,8 @@ def _escape(cell: str) -> str:
 
 def markdown_table(t: Table, traces: str | None = None) -> str:
     """A table as Markdown: title, the table (or the missing-artifact sentence), its note and sources.
-    With ``traces`` (the explorer page's URL), cells that have a link open their episodes there."""
+    With ``traces`` (the explorer page's URL), cells that have a link open their episodes there
+    (or, for a table with its own ``page``, that page: the replay tables open the decision explorer)."""
     out = [f"**{t.title}**", ""]
     if t.missing:
         out += [t.missing, ""]
@@ -34,8 +35,8 @@ def markdown_table(t: Table, traces: str | None = None) -> str:
         out.append("| " + " | ".join(_escape(c) for c in t.columns) + " |")
         out.append("|" + "|".join(" --- " for _ in t.columns) + "|")
         for i, row in enumerate(t.rows):
-            cells = [f"[{_escape(c)}]({traces}#{t.links[(i, j)]})" if traces and (i, j) in t.links else _escape(c)
-                     for j, c in enumerate(row)]
+            cells = [f"[{_escape(c)}]({t.page or traces}#{t.links[(i, j)]})" if traces and (i, j) in t.links
+                     else _escape(c) for j, c in enumerate(row)]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
         if t.note:

@@ -1,4 +1,4 @@
-"""The static site: report, methods and reproducibility, figures, trace explorer.
+"""The static site: report, methods and reproducibility, figures, trace explorer, replay failure map.
 
 Pages are Jinja templates filled from artifacts; everything lands in one output folder
 that works opened from disk or behind any static server, with no network access.
@@ -14,15 +14,17 @@ import yaml
 
 from ..errors import InputError
 from ..jsonio import atomic_write_bytes
-from .artifacts import EVAL_RUNS, REPORT, TASKS, Artifacts, Missing
+from .artifacts import EVAL_RUNS, REPLAY_GOLDEN, REPLAY_RUNS, REPLAY_SUMMARY, REPORT, TASKS, Artifacts, Missing
 from .figures import FIGURES, write_figures
 from .page import NAV, environment, html_page
 from .render import BLOCK, block, blocks, markdown_table, markdown_to_html
 from .tables import Table, check_table
-from .traces import export_traces
+from .replay_data import export_replay
+from .traces import export_traces, js_assign
 
 STATIC = Path(__file__).parent / "static"  # a package resource, not a repository path
 TRACE_DATA = "data/traces"  # the trace explorer's data, inside the site folder
+REPLAY_DATA = "data/replay"  # the replay page's data
 
 
 def stamp(root: Path) -> dict:
@@ -114,10 +116,14 @@ def write_site(root: Path, art: Artifacts, tables: dict[str, Table], out: Path, 
     ``dvc_yaml`` and ``params_file`` define the pipeline whose commands the methods page lists."""
     st = stamp(root)
     out.mkdir(parents=True, exist_ok=True)
-    data = out / TRACE_DATA
-    if data.exists():
-        shutil.rmtree(data)  # configurations evaluated before but not now must not linger
-    index = export_traces(root / EVAL_RUNS, root / TASKS, data)
+    for folder in (TRACE_DATA, REPLAY_DATA):
+        if (out / folder).exists():
+            shutil.rmtree(out / folder)  # configurations evaluated before but not now must not linger
+    prompts: dict[str, str] = {}  # system prompts by hash, shared by the trace explorer and the replay page
+    index = export_traces(root / EVAL_RUNS, root / TASKS, out / TRACE_DATA, prompts)
+    replay = export_replay(art.get(REPLAY_SUMMARY), root / REPLAY_GOLDEN, root / REPLAY_RUNS, out / REPLAY_DATA,
+                           prompts)
+    atomic_write_bytes(out / TRACE_DATA / "prompts.js", js_assign("prompts", None, prompts))
     fig_status = write_figures(art, out / "figures")
     missing = {p: v.message() for p, v in art.files.items() if isinstance(v, Missing)}
     pages = {
@@ -127,11 +133,14 @@ def write_site(root: Path, art: Artifacts, tables: dict[str, Table], out: Path, 
         "figures.html": ("Figures", figures_html(fig_status), []),
         "traces.html": ("Trace explorer", environment().get_template("traces.html.j2").render(),
                         ["data/traces/index.js", "data/traces/tasks.js", "data/traces/prompts.js", "traces.js"]),
+        "replay.html": ("Replay failure map", environment().get_template("replay.html.j2").render(),
+                        ["data/replay/index.js", "data/replay/prefixes.js", "data/traces/prompts.js", "replay.js"]),
     }
     for name, (title, body, scripts) in pages.items():
         html = html_page(title, body, page=name.split(".")[0], stamp=st, nav=NAV, scripts=scripts)
         atomic_write_bytes(out / name, html.encode("utf-8"))
-    atomic_write_bytes(out / "traces.js", (STATIC / "traces.js").read_bytes())
+    for script in ("traces.js", "replay.js"):
+        atomic_write_bytes(out / script, (STATIC / script).read_bytes())
     for p in out.rglob("*"):  # atomic writes create 0600 files; a site must be readable by any web server
         p.chmod(0o755 if p.is_dir() else 0o644)
-    return {"pages": sorted(pages), "figures": fig_status, "traces": index, "stamp": st}
+    return {"pages": sorted(pages), "figures": fig_status, "traces": index, "replay": replay, "stamp": st}

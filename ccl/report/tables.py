@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable
+from urllib.parse import quote
 
 from ..errors import StageError
-from .artifacts import (ARCHIVE, DATA_MANIFEST, LEAKAGE, SUMMARY, TEACHER_SUMMARY, TRAIN_RUNS, VARIANTS_LISTING,
-                        Artifacts, Missing)
+from .artifacts import (ARCHIVE, DATA_MANIFEST, LEAKAGE, REPLAY_SUMMARY, SUMMARY, TEACHER_SUMMARY, TRAIN_RUNS,
+                        VARIANTS_LISTING, Artifacts, Missing)
+
+REPLAY_PAGE = "replay.html"  # the site's failure map and decision explorer
 
 
 
@@ -25,7 +28,8 @@ class Table:
     sources: list[str]
     note: str = ""
     missing: str = ""  # set when an artifact the table needs is absent
-    links: dict[tuple[int, int], str] = field(default_factory=dict)  # (row, column) -> trace-explorer anchor
+    links: dict[tuple[int, int], str] = field(default_factory=dict)  # (row, column) -> explorer anchor
+    page: str = ""  # the site page the links open; empty: the trace explorer
 
 
 class TableError(StageError, ValueError):
@@ -84,26 +88,28 @@ def missing_table(name: str, title: str, m: Missing) -> Table:
 
 # ------------------------------------------------------------------ results tables (summary.json)
 def summary_table(art: Artifacts, key: str, title: str,
-                  cell: Callable[[str, Any], str] = lambda col, v: fmt_cell(v)) -> Table:
-    summary = art.get(SUMMARY)
+                  cell: Callable[[str, Any], str] = lambda col, v: fmt_cell(v), source: str = SUMMARY,
+                  page: str = "") -> Table:
+    """Table ``key`` of a summary artifact (``source``) as it stands; per-split cells link to ``page``."""
+    summary = art.get(source)
     if isinstance(summary, Missing):
         return missing_table(key, title, summary)
     block = summary[key]
     cols = block["columns"]
     rows = [[cell(c, r.get(c)) for c in cols] for r in block["rows"]]
-    return Table(key, title, cols, rows, [SUMMARY], note=block.get("note", ""),
-                 links=split_links(block, summary.get("runs_per_config", {})))
+    return Table(key, title, cols, rows, [source], note=block.get("note", ""),
+                 links=split_links(block, summary.get("runs_per_config", {}), by_config=bool(page)), page=page)
 
 
-def split_links(block: dict, runs: dict[str, list[str]]) -> dict[tuple[int, int], str]:
-    """Cells of a per-split column link to that configuration's episodes on that split
-    (the first run of a configuration with several seeds)."""
+def split_links(block: dict, runs: dict[str, list[str]], by_config: bool = False) -> dict[tuple[int, int], str]:
+    """Cells of a per-split column link to that configuration's episodes on that split (the
+    first run of a configuration with several seeds; with ``by_config``, the configuration)."""
     links = {}
     for i, r in enumerate(block["rows"]):
         names = runs.get(r.get("config"), [])
         for j, c in enumerate(block["columns"]):
             if names and c.startswith("eval_") and r.get(c) is not None:
-                links[(i, j)] = f"config={names[0]}&split={c}"
+                links[(i, j)] = f"config={r['config'] if by_config else names[0]}&split={c}"
     return links
 
 
@@ -130,6 +136,69 @@ def leniency_table(art: Artifacts) -> Table:
     rows = [[r["config"], r["split"], fmt_cell(r["strict"]), fmt_cell(r["writeup"]), fmt_cell(r["gap"]),
              str(r["episodes_gap"])] for r in block["rows"]]
     return Table("leniency", title, cols, rows, [SUMMARY], note=block["note"])
+
+
+# ------------------------------------------------------------------ replay tables (replay_summary.json)
+def replay_paired_table(art: Artifacts) -> Table:
+    title = "Replay: paired differences in decision pass rate (percentage points, main splits pooled)"
+    s = art.get(REPLAY_SUMMARY)
+    if isinstance(s, Missing):
+        return missing_table("replay_paired", title, s)
+    block = s["replay_paired"]
+    cols = ["comparison", "diff [95% CI]", "p (sign-flip)", "p_holm", "tasks", "decisions"]
+    rows = [[r["comparison"], f"{signed(r['diff'])} [{signed(r['low'])}, {signed(r['high'])}]", f"{r['p']:.4f}",
+             f"{r['p_holm']:.4f}" + (" *" if r["significant"] else ""), str(r["n"]), str(r["decisions"])]
+            for r in block["rows"]]
+    return Table("replay_paired", title, cols, rows, [REPLAY_SUMMARY], note=block["note"] + " * = significant after Holm.")
+
+
+def failure_worst_table(art: Artifacts) -> Table:
+    """The worst cells of every configuration's failure map; each opens its decisions on the site."""
+    title = "Replay failure map: the worst cells per configuration"
+    s = art.get(REPLAY_SUMMARY)
+    if isinstance(s, Missing):
+        return missing_table("failure_worst", title, s)
+    block = s["failure_worst"]
+    cols = ["config", "axis", "rank", "cell (row × verdict)", "decisions", "% of row", "failures / decisions"]
+    rows, links = [], {}
+    for i, r in enumerate(block["rows"]):
+        rows.append([r["config"], r["axis"], str(r["rank"]), r["cell"], str(r["count"]), f"{r['share']:.1f}",
+                     f"{r['failures']} / {r['decisions']}"])
+        links[(i, 3)] = (f"config={quote(r['config'])}&axis={r['axis']}&label={quote(r['label'])}"
+                         f"&verdict={r['verdict']}")
+    return Table("failure_worst", title, cols, rows, [REPLAY_SUMMARY], note=block["note"], links=links,
+                 page=REPLAY_PAGE)
+
+
+def replay_vs_episode_table(art: Artifacts) -> Table:
+    title = "Does replay predict episode success? Correlation across configurations"
+    s = art.get(REPLAY_SUMMARY)
+    if isinstance(s, Missing):
+        return missing_table("replay_vs_episode", title, s)
+    block = s["replay_vs_episode"]
+    cols = ["split", "configurations", "Pearson r [95% CI]", "Spearman rho (p)", "r with write-up success",
+            "replay predicts"]
+    rows = []
+    for r in block["rows"]:
+        pearson = "—" if r["pearson"] is None else (
+            f"{r['pearson']:+.2f}" + ("" if r["low"] is None else f" [{r['low']:+.2f}, {r['high']:+.2f}]"))
+        rho = "—" if r["spearman"] is None else f"{r['spearman']:+.2f} ({r['spearman_p']:.3f})"
+        rows.append([r["split"], str(r["n_configs"]), pearson, rho,
+                     "—" if r["pearson_writeup"] is None else f"{r['pearson_writeup']:+.2f}", r["predicts"]])
+    return Table("replay_vs_episode", title, cols, rows, [REPLAY_SUMMARY], note=block["note"])
+
+
+def replay_points_table(art: Artifacts) -> Table:
+    title = "Replay pass against episode success, per configuration (%, main splits pooled)"
+    s = art.get(REPLAY_SUMMARY)
+    if isinstance(s, Missing):
+        return missing_table("replay_points", title, s)
+    cols = ["config", "replay pass", "episode success (strict)", "episode success (write-up)", "tasks", "decisions"]
+    rows = [[p["config"], f"{p['replay_pass']:.1f}", f"{p['episode_strict']:.1f}", f"{p['episode_writeup']:.1f}",
+             str(p["tasks"]), str(p["decisions"])]
+            for p in s["replay_vs_episode"]["points"] if p["split"] == "all"]
+    return Table("replay_points", title, cols, rows, [REPLAY_SUMMARY],
+                 note="The points behind the pooled correlation above; the per-split points are in the artifact.")
 
 
 # ------------------------------------------------------------------ methods tables (data, teacher, runs)
@@ -230,6 +299,12 @@ def all_tables(art: Artifacts) -> dict[str, Table]:
         summary_table(art, "by_faults", "Success (%) by fault injection"),
         summary_table(art, "pass_k", "pass^k over repeated trials"),
         summary_table(art, "efficiency_by_run", "Efficiency per evaluation run"),
+        summary_table(art, "replay_by_split", "Decision-point replay: pass rate (%) by split", source=REPLAY_SUMMARY,
+                      page=REPLAY_PAGE),
+        replay_paired_table(art),
+        failure_worst_table(art),
+        replay_vs_episode_table(art),
+        replay_points_table(art),
         datasets_table(art),
         leakage_table(art),
         teacher_table(art),

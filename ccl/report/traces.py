@@ -17,14 +17,14 @@ from ..jsonio import atomic_write_bytes, read_json, read_jsonl
 TASK_FIELDS = ("request", "role", "approvals", "expected_status", "family", "template", "depth", "today")
 
 
-def _js(var: str, key: str | None, obj) -> bytes:
+def js_assign(var: str, key: str | None, obj) -> bytes:
     body = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
     target = f'window.CCL.{var}' + (f"[{json.dumps(key)}]" if key is not None else "")
     return (f"window.CCL = window.CCL || {{}}; window.CCL.{var} = window.CCL.{var} || {{}};\n"
             f"{target} = {body};\n").encode("utf-8")
 
 
-def _prompt_ref(text: str, prompts: dict[str, str]) -> str:
+def prompt_ref(text: str, prompts: dict[str, str]) -> str:
     h = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
     prompts[h] = text
     return h
@@ -33,7 +33,7 @@ def _prompt_ref(text: str, prompts: dict[str, str]) -> str:
 def slim_episode(row: dict, verdict: dict, latency: float | None, prompts: dict[str, str]) -> dict:
     """One transcript row with its verdict (both definitions) and latency, system prompt by hash."""
     rec = row["record"]
-    messages = [{"role": m["role"], "prompt": _prompt_ref(m["content"], prompts)} if m["role"] == "system"
+    messages = [{"role": m["role"], "prompt": prompt_ref(m["content"], prompts)} if m["role"] == "system"
                 else {"role": m["role"], "content": m["content"]} for m in rec["messages"]]
     calls = [{k: c.get(k) for k in ("turn", "tool", "args", "outcome", "observation")} for c in rec["calls"]]
     return {"task_id": row["task_id"], "split": row["dataset"], "family": row["family"], "template": row["template"],
@@ -42,9 +42,9 @@ def slim_episode(row: dict, verdict: dict, latency: float | None, prompts: dict[
             "end_reason": rec["end_reason"], "effects": rec["effects"]}
 
 
-def export_traces(runs_dir: Path, tasks_dir: Path, out: Path) -> dict:
-    """Write data/traces/<config>.js, prompts.js, tasks.js and index.js; return the index."""
-    prompts: dict[str, str] = {}
+def export_traces(runs_dir: Path, tasks_dir: Path, out: Path, prompts: dict[str, str]) -> dict:
+    """Write data/traces/<config>.js, tasks.js and index.js; return the index. System prompts are
+    added to ``prompts`` (hash -> text), which the caller writes once for every page (prompts.js)."""
     index: dict[str, dict] = {}
     wanted: set[str] = set()
     for verdicts in sorted(runs_dir.glob("*/verdicts.jsonl.gz")):
@@ -60,7 +60,7 @@ def export_traces(runs_dir: Path, tasks_dir: Path, out: Path) -> dict:
                              f"(first {unjudged[0]}); rerun the judge stage for {name}")
         rows = [slim_episode(r, judged[r["task_id"]], latency.get(r["task_id"]), prompts) for r in episodes]
         wanted |= {r["task_id"] for r in rows}
-        atomic_write_bytes(out / f"{name}.js", _js("traces", name, rows))
+        atomic_write_bytes(out / f"{name}.js", js_assign("traces", name, rows))
         index[name] = {"episodes": len(rows), "success": sum(bool(r["verdict"]["success"]) for r in rows),
                        "file": f"data/traces/{name}.js"}
     tasks = {}
@@ -68,7 +68,6 @@ def export_traces(runs_dir: Path, tasks_dir: Path, out: Path) -> dict:
         for t in read_jsonl(split):
             if t["id"] in wanted:
                 tasks[t["id"]] = {k: t.get(k) for k in TASK_FIELDS}
-    atomic_write_bytes(out / "prompts.js", _js("prompts", None, prompts))
-    atomic_write_bytes(out / "tasks.js", _js("tasks", None, tasks))
-    atomic_write_bytes(out / "index.js", _js("index", None, index))
+    atomic_write_bytes(out / "tasks.js", js_assign("tasks", None, tasks))
+    atomic_write_bytes(out / "index.js", js_assign("index", None, index))
     return index

@@ -7,7 +7,8 @@ from ..errors import InputError
 from ..inputs import read_record, read_rows
 from ..jsonio import write_json, write_jsonl
 from ..replay import golden_rows
-from ..replay_grading import grade_rows, summarise
+from ..replay_grading import grade_rows
+from ..replay_metrics import summarise
 from ..vocabulary import MAIN_SPLITS
 
 

@@ -1,0 +1,361 @@
+"""Analysis of decision-point replay (stage ``analyze_replay``): rates with task-clustered
+intervals, paired tests, the failure map and replay against episode success.
+
+Inputs are the graded replay rows of every run (``results/replay/<run>/verdicts.jsonl.gz``,
+stage replay_judge) and the episode verdicts of the same runs (``results/runs/<run>/
+verdicts.jsonl.gz``, stage judge). Decisions are nested in tasks, so every interval and test
+resamples or flips whole tasks (:mod:`ccl.stats.clustered`); a configuration with several
+training seeds contributes, per task, its passes averaged over the seeds.
+
+Rules fixed before any result was read:
+- the replay family of paired tests is the write-up's comparisons (``vocabulary.COMPARISONS``)
+  on the main splits pooled, one test each, Holm over that family only;
+- replay predicts episode success on a split when both hold: the configurations' ranks agree
+  (Spearman rho, exact permutation p over the configurations <= alpha, two-sided), and the
+  task-clustered 95% interval of the Pearson correlation lies above zero. The first asks
+  whether the ordering could be chance given so few configurations (the unit of a
+  correlation across configurations); the second whether the measured rates are precise
+  enough. The oracle is left out: it made the golden set (100% replay by construction);
+- the failure map pools the main splits and every seed's rows; its worst cells are the three
+  non-pass cells with the most decisions (ties: the larger share of the row, then the name).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+from .analysis import AlignmentError, AnalyzeConfig, POOLED, _pct, cell_seed, config_order, group_runs
+from .inputs import read_rows
+from .jsonio import sha256_file
+from .records import DecisionKind, ReplayVerdict
+from .replay_metrics import summarise
+from .stats import cluster_correlation, cluster_paired_difference, cluster_rate, holm
+from .vocabulary import COMPARISONS, ORACLE
+
+VERDICTS = "verdicts.jsonl.gz"
+FINAL = "(final answer)"  # the failure map's tool label of a decision whose gold action is the final answer
+WORST = 3
+
+
+@dataclass(frozen=True)
+class SplitCounts:
+    """One configuration's replay on one split (or the main splits pooled).
+
+    tasks: task ids in sorted order; den: (tasks,) decisions per task; num / strict: (tasks,)
+    passes (strict: passes with a schema-exact action) per task, mean over the seeds.
+    """
+
+    tasks: tuple[str, ...]
+    den: np.ndarray
+    num: np.ndarray
+    strict: np.ndarray
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    name: str
+    runs: tuple[str, ...]
+    rows: tuple[dict, ...]  # every run's graded rows (main and other splits), each with its "run"
+    splits: Mapping[str, SplitCounts]
+
+
+# ---------------------------------------------------------------- loading
+def load_rows(folder: Path, stage: str) -> tuple[dict[str, list[dict]], dict[str, str]]:
+    """run -> rows of ``<folder>/<run>/verdicts.jsonl.gz``, and {run/verdicts.jsonl.gz: SHA-256}."""
+    rows, hashes = {}, {}
+    if folder.is_dir():
+        for path in sorted(folder.glob(f"*/{VERDICTS}")):
+            rows[path.parent.name] = read_rows(path, stage)
+            hashes[f"{path.parent.name}/{VERDICTS}"] = sha256_file(path)
+    return rows, hashes
+
+
+def _split_counts(config: str, split: str, per_run: Mapping[str, list[dict]]) -> SplitCounts:
+    keys = None
+    passes, strict = [], []
+    for run, rows in per_run.items():
+        mine = sorted((r for r in rows if r["dataset"] == split or (split == POOLED and r["pooled"])),
+                      key=lambda r: (r["dataset"], r["task_id"], r["index"]))
+        these = [(r["dataset"], r["task_id"], r["index"]) for r in mine]
+        if keys is None:
+            keys = these
+        elif these != keys:
+            raise AlignmentError(f"replay of {config}: run {run} answered other decisions than "
+                                 f"{next(iter(per_run))} on {split}; rerun replay with the same golden set")
+        passes.append([r["verdict"] == ReplayVerdict.PASS for r in mine])
+        strict.append([r["verdict"] == ReplayVerdict.PASS and r["strict"] for r in mine])
+    task_of = [f"{d}/{t}" if split == POOLED else t for d, t, _ in keys or []]
+    tasks = tuple(sorted(set(task_of)))
+    col = {t: i for i, t in enumerate(tasks)}
+    idx = np.array([col[t] for t in task_of], dtype=np.int64)
+
+    def per_task(hits: list[list[bool]]) -> np.ndarray:
+        mean = np.asarray(hits, dtype=np.float64).mean(axis=0) if hits and hits[0] else np.zeros(0)
+        return np.bincount(idx, weights=mean, minlength=len(tasks))
+
+    den = np.bincount(idx, minlength=len(tasks)).astype(np.float64)
+    return SplitCounts(tasks, den, per_task(passes), per_task(strict))
+
+
+def build_configs(runs: Mapping[str, list[dict]], main_splits: Sequence[str]) -> dict[str, ReplayConfig]:
+    """Graded rows by run -> configurations in the write-up's order, each with its per-split counts."""
+    out = {}
+    for config, names in sorted(group_runs(runs).items()):
+        per_run = {n: [{**r, "run": n, "pooled": r["dataset"] in main_splits} for r in runs[n]] for n in names}
+        splits = sorted({r["dataset"] for rows in per_run.values() for r in rows})
+        counts = {s: _split_counts(config, s, per_run) for s in splits}
+        if any(s in main_splits for s in splits):
+            counts[POOLED] = _split_counts(config, POOLED, per_run)
+        out[config] = ReplayConfig(config, names, tuple(r for rows in per_run.values() for r in rows), counts)
+    return {c: out[c] for c in config_order(out)}
+
+
+def episode_success(runs: Mapping[str, list[dict]], main_splits: Sequence[str]) -> dict[str, dict[str, dict]]:
+    """config -> split (and ``all``) -> {task: (strict success, write-up success)}, each the mean over seeds."""
+    out: dict[str, dict[str, dict]] = {}
+    for config, names in group_runs(runs).items():
+        cells: dict[str, dict[str, list]] = {}
+        for name in names:
+            for r in runs[name]:
+                v = r["verdict"]
+                pair = (float(bool(v["success"])), float(bool(v["success_writeup"])))
+                cells.setdefault(r["dataset"], {}).setdefault(r["task_id"], []).append(pair)
+                if r["dataset"] in main_splits:
+                    cells.setdefault(POOLED, {}).setdefault(f"{r['dataset']}/{r['task_id']}", []).append(pair)
+        out[config] = {s: {t: tuple(np.mean(v, axis=0)) for t, v in by_task.items()} for s, by_task in cells.items()}
+    return out
+
+
+# ---------------------------------------------------------------- tables
+def _rate_cell(c: SplitCounts, cfg: AnalyzeConfig, seed: int) -> dict:
+    ci = cluster_rate(c.num, c.den, cfg.n_resamples, cfg.alpha, seed)
+    return {"mean": _pct(ci.mean), "low": _pct(ci.low), "high": _pct(ci.high), "n": len(c.tasks)}
+
+
+def _share(x: float | None) -> float | None:
+    return None if x is None else _pct(x)
+
+
+def replay_by_split(configs: Mapping[str, ReplayConfig], cfg: AnalyzeConfig) -> dict:
+    """Replay pass % [task-clustered CI] per split and pooled, with the pooled diagnostics."""
+    columns = ["config", "seeds", "decisions", *cfg.main_splits, POOLED, "strict", "arg_quality", "recovery",
+               "stop_precision", "stop_recall", "format_valid"]
+    rows = []
+    for name, rc in configs.items():
+        row: dict[str, Any] = {"config": name, "seeds": len(rc.runs)}
+        for split in (*cfg.main_splits, POOLED):
+            c = rc.splits.get(split)
+            row[split] = None if c is None else _rate_cell(c, cfg, cell_seed(cfg.seed, "replay", name, split))
+        pooled_rows = [r for r in rc.rows if r["pooled"]]
+        m = summarise(pooled_rows) if pooled_rows else {}
+        row["decisions"] = int(rc.splits[POOLED].den.sum()) if POOLED in rc.splits else 0
+        row["strict"] = _share(m.get("pass_strict"))
+        for k in ("arg_quality", "recovery", "stop_precision", "stop_recall", "format_valid"):
+            row[k] = _share(m.get(k))
+        rows.append(row)
+    return {"columns": columns, "rows": rows,
+            "note": ("Share of golden decisions whose one action passes (%), with a 95% percentile CI from a "
+                     f"task-cluster bootstrap ({cfg.n_resamples} resamples: tasks drawn with replacement, each "
+                     "keeping all its decisions); n = tasks. 'all' pools the main splits; the other columns are "
+                     "pooled point values: strict = pass with a schema-exact action; arg_quality = pass among "
+                     "decisions where the right tools were called; recovery = pass after a timeout, outage or "
+                     "not-found; stop precision/recall = final answers that were due / due final answers given; "
+                     "format_valid = an action was parsed. Several seeds: every seed's decisions, pass counts "
+                     "averaged per task.")}
+
+
+def replay_paired(configs: Mapping[str, ReplayConfig], cfg: AnalyzeConfig) -> dict:
+    """The write-up's comparisons on replay pass, main splits pooled; Holm over this family."""
+    rows, raw = [], []
+    for a, b in COMPARISONS:
+        if a not in configs or b not in configs or POOLED not in configs[a].splits or POOLED not in configs[b].splits:
+            continue
+        ca, cb = configs[a].splits[POOLED], configs[b].splits[POOLED]
+        if ca.tasks != cb.tasks or not np.array_equal(ca.den, cb.den):
+            raise AlignmentError(f"replay of {a} and {b} covers different decisions on the main splits; "
+                                 f"rerun replay for both with the same golden set")
+        name = f"{a}_vs_{b}"
+        res = cluster_paired_difference(ca.num, cb.num, ca.den, cfg.n_resamples, cfg.n_flips, cfg.alpha,
+                                        cell_seed(cfg.seed, "replay_paired", name, POOLED))
+        rows.append({"comparison": name, "a": a, "b": b, "diff": _pct(res.diff), "low": _pct(res.low),
+                     "high": _pct(res.high), "p": round(res.p, 6), "n": res.n_tasks, "n_nonzero": res.n_nonzero,
+                     "decisions": int(ca.den.sum())})
+        raw.append(res.p)
+    for row, p in zip(rows, holm(raw) if rows else []):
+        row["p_holm"] = round(float(p), 6)
+        row["significant"] = bool(p <= cfg.alpha)
+    return {"columns": ["comparison", "diff", "low", "high", "p", "p_holm", "significant", "n", "n_nonzero",
+                        "decisions", "a", "b"],
+            "rows": rows, "n_tests": len(rows),
+            "note": ("a - b in replay pass (percentage points), main splits pooled. CI: task-cluster bootstrap of "
+                     "the difference of pooled rates; p: two-sided sign-flip test on per-task differences of "
+                     f"pass counts ({cfg.n_flips} flips; smallest attainable p = {1 / (1 + cfg.n_flips):.6f}); "
+                     f"p_holm: Holm over these {len(rows)} tests only (a family of its own, fixed in advance). "
+                     "Training-seed variance is not in these intervals.")}
+
+
+def _matrix(rows: Sequence[dict], labels: Sequence[str], label_of) -> dict:
+    verdicts = [v.value for v in ReplayVerdict]
+    counts = [[0] * len(verdicts) for _ in labels]
+    where = {lab: i for i, lab in enumerate(labels)}
+    col = {v: j for j, v in enumerate(verdicts)}
+    for r in rows:
+        for lab in label_of(r):
+            counts[where[lab]][col[r["verdict"]]] += 1
+    return {"rows": list(labels), "columns": verdicts, "counts": counts, "totals": [sum(c) for c in counts]}
+
+
+def _tools_of(r: dict) -> list[str]:
+    return sorted(set(r["ready_tools"])) or [FINAL]
+
+
+def _worst(axis: str, m: dict) -> list[dict]:
+    cells = [(n, n / m["totals"][i], m["rows"][i], v)
+             for i, counts in enumerate(m["counts"]) for j, (n, v) in enumerate(zip(counts, m["columns"]))
+             if v != ReplayVerdict.PASS and n]
+    cells.sort(key=lambda c: (-c[0], -c[1], c[2], c[3]))
+    return [{"axis": axis, "label": lab, "verdict": v, "count": n, "share": _pct(s)} for n, s, lab, v in cells[:WORST]]
+
+
+def failure_map(configs: Mapping[str, ReplayConfig]) -> dict:
+    """Per configuration, main splits pooled: verdict counts by decision kind and by gold tool."""
+    out = {}
+    for name, rc in configs.items():
+        rows = [r for r in rc.rows if r["pooled"]]
+        if not rows:
+            continue
+        kinds = [k.value for k in DecisionKind if any(r["kind"] == k for r in rows)]
+        tools = sorted({t for r in rows for t in _tools_of(r)} - {FINAL}) + ([FINAL] if any(
+            not r["ready_tools"] for r in rows) else [])
+        by_kind = _matrix(rows, kinds, lambda r: [r["kind"]])
+        by_tool = _matrix(rows, tools, _tools_of)
+        out[name] = {"runs": list(rc.runs), "decisions": len(rows), "by_kind": by_kind, "by_tool": by_tool,
+                     "worst": _worst("kind", by_kind) + _worst("tool", by_tool)}
+    return {"configs": out,
+            "note": ("Verdicts of every golden decision on the main splits pooled (all seeds' rows counted). By kind: "
+                     "each decision once. By tool: each decision under every distinct tool among its ready gold "
+                     f"calls (a parallel decision counts under each), '{FINAL}' when the gold action is the "
+                     f"final answer. Worst cells: the {WORST} non-pass cells with the most decisions on each "
+                     "axis (ties by share of the row).")}
+
+
+def failure_worst(fm: dict) -> dict:
+    """The failure map's worst cells as one table."""
+    rows = []
+    for name, m in fm["configs"].items():
+        fails = sum(n for i, counts in enumerate(m["by_kind"]["counts"]) for n, v in
+                    zip(counts, m["by_kind"]["columns"]) if v != ReplayVerdict.PASS)
+        for rank, w in enumerate(m["worst"]):
+            rows.append({"config": name, "decisions": m["decisions"], "failures": fails, "axis": w["axis"],
+                         "rank": rank % WORST + 1, "cell": f"{w['label']} × {w['verdict']}", "count": w["count"],
+                         "share": w["share"], "label": w["label"], "verdict": w["verdict"]})
+    return {"columns": ["config", "axis", "rank", "cell", "count", "share", "failures", "decisions"], "rows": rows,
+            "note": fm["note"] + " share = the cell's decisions as % of its row (that kind's or tool's decisions)."}
+
+
+def _aligned_episode(config: str, split: str, c: SplitCounts, episodes: Mapping[str, dict]) -> np.ndarray | None:
+    """(tasks, 2) strict and write-up episode success in ``c``'s task order; None if a task lacks an episode."""
+    by_task = episodes.get(config, {}).get(split)
+    if not by_task or any(t not in by_task for t in c.tasks):
+        return None
+    return np.array([by_task[t] for t in c.tasks], dtype=np.float64)
+
+
+def spearman_exact(x: np.ndarray, y: np.ndarray) -> tuple[float | None, float]:
+    """Spearman rho and its two-sided permutation p over every pairing of ``x`` with ``y``
+    (exact: n! pairings, n <= 9 here; ties get mid-ranks). (None, 1.0) if either is constant."""
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None, 1.0
+    if len(x) > 9:
+        raise ValueError(f"exact Spearman test over {len(x)} configurations needs {len(x)}! pairings; at most 9")
+    rx, ry = sps.rankdata(x), sps.rankdata(y)
+    perms = np.array(list(itertools.permutations(range(len(x)))))
+    sums = ((ry[perms] - ry.mean()) * (rx - rx.mean())).sum(axis=1)  # rho is this sum over a constant
+    norm = np.sqrt(((rx - rx.mean()) ** 2).sum() * ((ry - ry.mean()) ** 2).sum())
+    rho = float((rx - rx.mean()) @ (ry - ry.mean()) / norm)
+    p = float(np.mean(np.abs(sums) >= abs(rho) * norm - 1e-9 * norm))
+    return rho, p
+
+
+def replay_vs_episode(configs: Mapping[str, ReplayConfig], episodes: Mapping[str, dict], cfg: AnalyzeConfig) -> dict:
+    """Across configurations (the oracle left out): replay pass against strict episode success."""
+    points, rows = [], []
+    for split in (*cfg.main_splits, POOLED):
+        names, x_num, y_num, y_w = [], [], [], []
+        tasks: tuple[str, ...] = ()
+        den: np.ndarray | None = None
+        for name, rc in configs.items():
+            c = rc.splits.get(split)
+            ep = None if c is None else _aligned_episode(name, split, c, episodes)
+            if ep is None:
+                continue
+            points.append({"config": name, "split": split, "replay_pass": _pct(c.num.sum() / c.den.sum()),
+                           "episode_strict": _pct(ep[:, 0].mean()), "episode_writeup": _pct(ep[:, 1].mean()),
+                           "tasks": len(c.tasks), "decisions": int(c.den.sum())})
+            if name == ORACLE:
+                continue
+            if den is not None and (c.tasks != tasks or not np.array_equal(c.den, den)):
+                raise AlignmentError(f"replay of {name} covers other decisions on {split} than {names[0]}")
+            tasks, den = c.tasks, c.den
+            names.append(name)
+            x_num.append(c.num)
+            y_num.append(ep[:, 0])
+            y_w.append(ep[:, 1])
+        row: dict[str, Any] = {"split": split, "configs": names, "n_configs": len(names)}
+        if len(names) < 3:
+            row |= {"pearson": None, "low": None, "high": None, "spearman": None, "spearman_p": None,
+                    "pearson_writeup": None, "predicts": "too few configurations (< 3)"}
+        else:
+            ones = np.ones(len(tasks))
+            ci = cluster_correlation(np.array(x_num), den, np.array(y_num), ones, cfg.n_resamples, cfg.alpha,
+                                     cell_seed(cfg.seed, "replay_vs_episode", split))
+            xr = np.array(x_num).sum(axis=1) / den.sum()
+            yr, yw = np.array(y_num).mean(axis=1), np.array(y_w).mean(axis=1)
+            rho, rho_p = spearman_exact(xr, yr)
+            pw = sps.pearsonr(xr, yw).statistic if np.ptp(xr) > 0 and np.ptp(yw) > 0 else None
+            if np.isnan(ci.mean) or rho is None:
+                predicts = "undefined (a rate is constant across configurations)"
+            elif rho_p > cfg.alpha:
+                predicts = f"not shown (rank agreement p = {rho_p:.3f} > {cfg.alpha})"
+            elif not ci.low > 0:
+                predicts = "not shown (the interval of r reaches 0)"
+            else:
+                predicts = "yes"
+            row |= {"pearson": round(ci.mean, 4), "low": None if np.isnan(ci.low) else round(ci.low, 4),
+                    "high": None if np.isnan(ci.high) else round(ci.high, 4),
+                    "spearman": None if rho is None else round(rho, 4),
+                    "spearman_p": None if rho is None else round(rho_p, 6),
+                    "pearson_writeup": None if pw is None else round(float(pw), 4), "predicts": predicts}
+        rows.append(row)
+    return {"columns": ["split", "n_configs", "pearson", "low", "high", "spearman", "spearman_p", "pearson_writeup",
+                        "predicts"], "rows": rows, "points": points,
+            "note": ("Across configurations (the oracle left out: it made the golden set), Pearson r between a "
+                     "configuration's replay pass rate and its strict episode success on the same tasks, with a "
+                     f"95% task-cluster bootstrap interval ({cfg.n_resamples} resamples: one draw of tasks for "
+                     "every configuration and both measures), which reflects how precisely each rate is measured, "
+                     "not how few configurations there are; Spearman rho with its exact permutation p over the "
+                     "configurations, which does; pearson_writeup correlates with the write-up's lenient success. "
+                     "'predicts' = yes when rho's p <= alpha and r's interval lies above 0 (the rule fixed in "
+                     "advance). Three configurations can never pass (smallest p = 1/3).")}
+
+
+def build_summary(configs: Mapping[str, ReplayConfig], episodes: Mapping[str, dict], cfg: AnalyzeConfig,
+                  inputs: Mapping[str, str]) -> dict:
+    fm = failure_map(configs)
+    return {
+        "configs": list(configs),
+        "runs_per_config": {n: list(c.runs) for n, c in configs.items()},
+        "stats": {"n_resamples": cfg.n_resamples, "n_flips": cfg.n_flips, "alpha": cfg.alpha, "seed": cfg.seed,
+                  "ci": "percentile, task-cluster bootstrap", "main_splits": list(cfg.main_splits)},
+        "inputs": dict(sorted(inputs.items())),
+        "replay_by_split": replay_by_split(configs, cfg),
+        "replay_paired": replay_paired(configs, cfg),
+        "failure_map": fm,
+        "failure_worst": failure_worst(fm),
+        "replay_vs_episode": replay_vs_episode(configs, episodes, cfg),
+    }
