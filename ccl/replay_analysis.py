@@ -11,7 +11,8 @@ Rules fixed before any result was read:
 - the replay family of paired tests is the write-up's comparisons (``vocabulary.COMPARISONS``)
   on the main splits pooled, one test each, Holm over that family only;
 - replay predicts episode success on a split when both hold: the configurations' ranks agree
-  (Spearman rho, exact permutation p over the configurations <= alpha, two-sided), and the
+  (Spearman rho, permutation p over the configurations <= alpha, two-sided; exact up to 8
+  configurations), and the
   task-clustered 95% interval of the Pearson correlation lies above zero. The first asks
   whether the ordering could be chance given so few configurations (the unit of a
   correlation across configurations); the second whether the measured rates are precise
@@ -30,11 +31,12 @@ import numpy as np
 from scipy import stats as sps
 
 from .analysis import AlignmentError, AnalyzeConfig, POOLED, _pct, cell_seed, config_order, group_runs
-from .inputs import read_rows
+from .inputs import read_record, read_rows
 from .jsonio import sha256_file
 from .records import DecisionKind, ReplayVerdict
 from .replay_metrics import summarise
 from .stats import cluster_correlation, cluster_paired_difference, cluster_rate, holm
+from .stats._common import TASK_STREAM, stream
 from .vocabulary import COMPARISONS, ORACLE
 
 VERDICTS = "verdicts.jsonl.gz"
@@ -65,6 +67,14 @@ class ReplayConfig:
 
 
 # ---------------------------------------------------------------- loading
+def load_efficiency(folder: Path, stage: str) -> dict[str, dict | None]:
+    """run -> the ``efficiency`` record of ``<folder>/<run>/metrics.json`` (None where there is none)."""
+    out = {}
+    for path in sorted(folder.glob("*/metrics.json")) if folder.is_dir() else []:
+        out[path.parent.name] = read_record(path, stage).get("efficiency")
+    return out
+
+
 def load_rows(folder: Path, stage: str) -> tuple[dict[str, list[dict]], dict[str, str]]:
     """run -> rows of ``<folder>/<run>/verdicts.jsonl.gz``, and {run/verdicts.jsonl.gz: SHA-256}."""
     rows, hashes = {}, {}
@@ -266,20 +276,27 @@ def _aligned_episode(config: str, split: str, c: SplitCounts, episodes: Mapping[
     return np.array([by_task[t] for t in c.tasks], dtype=np.float64)
 
 
-def spearman_exact(x: np.ndarray, y: np.ndarray) -> tuple[float | None, float]:
-    """Spearman rho and its two-sided permutation p over every pairing of ``x`` with ``y``
-    (exact: n! pairings, n <= 9 here; ties get mid-ranks). (None, 1.0) if either is constant."""
+EXACT_MAX = 8  # 8! = 40,320 pairings; more configurations use random pairings
+N_PAIRINGS = 20_000
+
+
+def spearman_permutation(x: np.ndarray, y: np.ndarray, seed: int = 0) -> tuple[float | None, float]:
+    """Spearman rho and its two-sided permutation p over pairings of ``x`` with ``y`` (ties get
+    mid-ranks): every pairing up to ``EXACT_MAX`` values, else ``N_PAIRINGS`` random ones (seeded;
+    the observed pairing counted, so p > 0). (None, 1.0) if either is constant."""
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return None, 1.0
-    if len(x) > 9:
-        raise ValueError(f"exact Spearman test over {len(x)} configurations needs {len(x)}! pairings; at most 9")
-    rx, ry = sps.rankdata(x), sps.rankdata(y)
-    perms = np.array(list(itertools.permutations(range(len(x)))))
-    sums = ((ry[perms] - ry.mean()) * (rx - rx.mean())).sum(axis=1)  # rho is this sum over a constant
-    norm = np.sqrt(((rx - rx.mean()) ** 2).sum() * ((ry - ry.mean()) ** 2).sum())
-    rho = float((rx - rx.mean()) @ (ry - ry.mean()) / norm)
-    p = float(np.mean(np.abs(sums) >= abs(rho) * norm - 1e-9 * norm))
-    return rho, p
+    rx, ry = sps.rankdata(x) - (len(x) + 1) / 2, sps.rankdata(y) - (len(y) + 1) / 2  # centred ranks
+    norm = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
+    observed = float(rx @ ry)
+    if len(x) <= EXACT_MAX:
+        perms = np.array(list(itertools.permutations(range(len(x)))))
+    else:
+        rng = stream(seed, TASK_STREAM)
+        perms = np.argsort(rng.random((N_PAIRINGS, len(x))), axis=1)
+    hits = np.abs(ry[perms] @ rx) >= abs(observed) - 1e-9 * norm
+    p = float(hits.mean()) if len(x) <= EXACT_MAX else (1 + int(hits.sum())) / (1 + N_PAIRINGS)
+    return observed / norm, p
 
 
 def replay_vs_episode(configs: Mapping[str, ReplayConfig], episodes: Mapping[str, dict], cfg: AnalyzeConfig) -> dict:
@@ -316,7 +333,7 @@ def replay_vs_episode(configs: Mapping[str, ReplayConfig], episodes: Mapping[str
                                      cell_seed(cfg.seed, "replay_vs_episode", split))
             xr = np.array(x_num).sum(axis=1) / den.sum()
             yr, yw = np.array(y_num).mean(axis=1), np.array(y_w).mean(axis=1)
-            rho, rho_p = spearman_exact(xr, yr)
+            rho, rho_p = spearman_permutation(xr, yr, cell_seed(cfg.seed, "spearman", split))
             pw = sps.pearsonr(xr, yw).statistic if np.ptp(xr) > 0 and np.ptp(yw) > 0 else None
             if np.isnan(ci.mean) or rho is None:
                 predicts = "undefined (a rate is constant across configurations)"
@@ -338,14 +355,34 @@ def replay_vs_episode(configs: Mapping[str, ReplayConfig], episodes: Mapping[str
                      "configuration's replay pass rate and its strict episode success on the same tasks, with a "
                      f"95% task-cluster bootstrap interval ({cfg.n_resamples} resamples: one draw of tasks for "
                      "every configuration and both measures), which reflects how precisely each rate is measured, "
-                     "not how few configurations there are; Spearman rho with its exact permutation p over the "
-                     "configurations, which does; pearson_writeup correlates with the write-up's lenient success. "
+                     "not how few configurations there are; Spearman rho with its permutation p over pairings of the "
+                     "configurations (all of them up to 8, else 20,000 random ones), which does; pearson_writeup correlates with the write-up's lenient success. "
                      "'predicts' = yes when rho's p <= alpha and r's interval lies above 0 (the rule fixed in "
                      "advance). Three configurations can never pass (smallest p = 1/3).")}
 
 
+def speed(replay_eff: Mapping[str, dict | None], episode_eff: Mapping[str, dict | None]) -> dict:
+    """Per run with a model: graded decisions per second (replay stage) against graded episodes per
+    second (evaluation stage), from the wall times each stage recorded."""
+    rows = []
+    for run in sorted(replay_eff):
+        r, e = replay_eff[run], episode_eff.get(run)
+        if not r or not e or not r.get("gen_tokens") or not r.get("wall_s") or not e.get("wall_s"):
+            continue  # the oracle generates nothing; a run without both records has no ratio
+        dps, eps = r["decisions"] / r["wall_s"], e["episodes_this_run"] / e["wall_s"]
+        rows.append({"run": run, "episodes": e["episodes_this_run"], "episode_wall_s": e["wall_s"],
+                     "episodes_per_s": round(eps, 4), "decisions": r["decisions"], "replay_wall_s": r["wall_s"],
+                     "decisions_per_s": round(dps, 4), "ratio": round(dps / eps, 2)})
+    return {"columns": ["run", "episodes", "episode_wall_s", "episodes_per_s", "decisions", "replay_wall_s",
+                        "decisions_per_s", "ratio"], "rows": rows,
+            "note": ("Graded units per second from the wall time each stage recorded (evaluate: whole episodes, "
+                     "replay: one action per golden decision; grading itself takes seconds and is not included). "
+                     "The two stages of a run may have run at different times on a machine that was not always "
+                     "quiet; scripts/bench_replay.py measures both side by side in one run.")}
+
+
 def build_summary(configs: Mapping[str, ReplayConfig], episodes: Mapping[str, dict], cfg: AnalyzeConfig,
-                  inputs: Mapping[str, str]) -> dict:
+                  inputs: Mapping[str, str], efficiency: tuple[Mapping, Mapping] = ({}, {})) -> dict:
     fm = failure_map(configs)
     return {
         "configs": list(configs),
@@ -358,4 +395,5 @@ def build_summary(configs: Mapping[str, ReplayConfig], episodes: Mapping[str, di
         "failure_map": fm,
         "failure_worst": failure_worst(fm),
         "replay_vs_episode": replay_vs_episode(configs, episodes, cfg),
+        "speed": speed(*efficiency),
     }

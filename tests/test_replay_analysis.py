@@ -110,3 +110,13 @@ def test_summary_records_settings_and_inputs():
     assert s["configs"] == ["A_base", "A_fewshot", "B", "oracle"] and s["stats"]["n_resamples"] == 200
     assert s["inputs"] == {"replay/A_base/verdicts.jsonl.gz": "ab"}
     assert {"replay_by_split", "replay_paired", "failure_map", "failure_worst", "replay_vs_episode"} <= set(s)
+
+
+def test_speed_compares_graded_units_per_second_of_the_two_stages():
+    from ccl.replay_analysis import speed
+    replay = {"A_base": {"decisions": 300, "wall_s": 100.0, "gen_tokens": 5000},
+              "oracle": {"decisions": 300, "wall_s": 0.1, "gen_tokens": 0}, "B_s0": None}
+    episodes = {"A_base": {"episodes_this_run": 120, "wall_s": 200.0}, "oracle": {"episodes_this_run": 120, "wall_s": 0.1}}
+    rows = speed(replay, episodes)["rows"]
+    assert [r["run"] for r in rows] == ["A_base"]  # no model output (oracle) or no record (B_s0): no ratio
+    assert rows[0]["decisions_per_s"] == 3.0 and rows[0]["episodes_per_s"] == 0.6 and rows[0]["ratio"] == 5.0

@@ -271,7 +271,7 @@ def test_pass_hat_k_errors():
 
 
 # ---------------------------------------------------------------- clustered rates (replay decisions in tasks)
-from ccl.replay_analysis import spearman_exact  # noqa: E402
+from ccl.replay_analysis import spearman_permutation  # noqa: E402
 from ccl.stats import cluster_correlation, cluster_paired_difference, cluster_rate  # noqa: E402
 
 
@@ -333,13 +333,18 @@ def test_cluster_correlation_of_rates_across_configurations():
     assert linear.mean == pytest.approx(1.0) and linear.low == pytest.approx(1.0)
 
 
-def test_spearman_exact_enumerates_every_pairing():
-    rho, p = spearman_exact(np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0, 30.0]))
+def test_spearman_permutation_enumerates_pairings_or_samples_them():
+    rho, p = spearman_permutation(np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0, 30.0]))
     assert rho == pytest.approx(1.0) and p == pytest.approx(2 / 6)  # identity and reversal of 3! pairings
-    rho, p = spearman_exact(np.arange(5.0), np.arange(5.0) ** 2)
+    rho, p = spearman_permutation(np.arange(5.0), np.arange(5.0) ** 2)
     assert rho == pytest.approx(1.0) and p == pytest.approx(2 / 120)
-    rho, p = spearman_exact(np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 1.0, 4.0, 3.0]))
+    rho, p = spearman_permutation(np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 1.0, 4.0, 3.0]))
     assert rho == pytest.approx(0.6)  # 1 - 6 * 4 / (4 * 15)
     # |rho| >= 0.6 among the 24 pairings: permutations with sum d^2 <= 4 or >= 36
     assert p == pytest.approx(10 / 24)
-    assert spearman_exact(np.ones(4), np.arange(4.0)) == (None, 1.0)
+    assert spearman_permutation(np.ones(4), np.arange(4.0)) == (None, 1.0)
+    # 11 configurations: random pairings; a perfect order has p = 2/11! in truth, so only the
+    # observed-counted floor 1/(1 + 20,000) remains (and the same p for the same seed)
+    rho, p = spearman_permutation(np.arange(11.0), np.arange(11.0), seed=5)
+    assert rho == pytest.approx(1.0) and p == pytest.approx(1 / 20_001)
+    assert spearman_permutation(np.arange(11.0), np.arange(11.0)[::-1] * 2, seed=5) == (pytest.approx(-1.0), p)

@@ -132,14 +132,16 @@ def write_site(root: Path, art: Artifacts, tables: dict[str, Table], out: Path, 
                          markdown_to_html(methods_markdown(tables, pipeline_commands(dvc_yaml, params_file), missing)), []),
         "figures.html": ("Figures", figures_html(fig_status), []),
         "traces.html": ("Trace explorer", environment().get_template("traces.html.j2").render(),
-                        ["data/traces/index.js", "data/traces/tasks.js", "data/traces/prompts.js", "traces.js"]),
+                        ["data/traces/index.js", "data/traces/tasks.js", "data/traces/prompts.js", "common.js",
+                         "traces.js"]),
         "replay.html": ("Replay failure map", environment().get_template("replay.html.j2").render(),
-                        ["data/replay/index.js", "data/replay/prefixes.js", "data/traces/prompts.js", "replay.js"]),
+                        ["data/replay/index.js", "data/replay/prefixes.js", "data/traces/prompts.js", "common.js",
+                         "replay.js"]),
     }
     for name, (title, body, scripts) in pages.items():
         html = html_page(title, body, page=name.split(".")[0], stamp=st, nav=NAV, scripts=scripts)
         atomic_write_bytes(out / name, html.encode("utf-8"))
-    for script in ("traces.js", "replay.js"):
+    for script in ("common.js", "traces.js", "replay.js"):
         atomic_write_bytes(out / script, (STATIC / script).read_bytes())
     for p in out.rglob("*"):  # atomic writes create 0600 files; a site must be readable by any web server
         p.chmod(0o755 if p.is_dir() else 0o644)

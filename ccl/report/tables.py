@@ -120,10 +120,14 @@ def paired_table(art: Artifacts) -> Table:
         return missing_table("paired", title, summary)
     block = summary["paired"]
     cols = ["comparison", "split", "diff [95% CI]", "p (sign-flip)", "p_holm", "n"]
-    rows = [[r["comparison"], r["split"], f"{signed(r['diff'])} [{signed(r['low'])}, {signed(r['high'])}]",
-             f"{r['p']:.4f}", f"{r['p_holm']:.4f}" + (" *" if r["significant"] else ""), str(r["n"])]
-            for r in block["rows"]]
+    rows = [[r["comparison"], r["split"], *paired_cells(r), str(r["n"])] for r in block["rows"]]
     return Table("paired", title, cols, rows, [SUMMARY], note=block["note"] + " * = significant after Holm.")
+
+
+def paired_cells(r: dict) -> list[str]:
+    """A paired test's difference [CI], raw p and Holm p (starred when significant)."""
+    return [f"{signed(r['diff'])} [{signed(r['low'])}, {signed(r['high'])}]", f"{r['p']:.4f}",
+            f"{r['p_holm']:.4f}" + (" *" if r["significant"] else "")]
 
 
 def leniency_table(art: Artifacts) -> Table:
@@ -146,9 +150,7 @@ def replay_paired_table(art: Artifacts) -> Table:
         return missing_table("replay_paired", title, s)
     block = s["replay_paired"]
     cols = ["comparison", "diff [95% CI]", "p (sign-flip)", "p_holm", "tasks", "decisions"]
-    rows = [[r["comparison"], f"{signed(r['diff'])} [{signed(r['low'])}, {signed(r['high'])}]", f"{r['p']:.4f}",
-             f"{r['p_holm']:.4f}" + (" *" if r["significant"] else ""), str(r["n"]), str(r["decisions"])]
-            for r in block["rows"]]
+    rows = [[r["comparison"], *paired_cells(r), str(r["n"]), str(r["decisions"])] for r in block["rows"]]
     return Table("replay_paired", title, cols, rows, [REPLAY_SUMMARY], note=block["note"] + " * = significant after Holm.")
 
 
@@ -304,6 +306,7 @@ def all_tables(art: Artifacts) -> dict[str, Table]:
         replay_paired_table(art),
         failure_worst_table(art),
         replay_vs_episode_table(art),
+        summary_table(art, "speed", "Replay against episodes: graded units per second, per run", source=REPLAY_SUMMARY),
         replay_points_table(art),
         datasets_table(art),
         leakage_table(art),

@@ -6,7 +6,7 @@ from pathlib import Path
 from ..analysis import AnalyzeConfig
 from ..errors import InputError
 from ..jsonio import write_json
-from ..replay_analysis import build_configs, build_summary, episode_success, load_rows
+from ..replay_analysis import build_configs, build_summary, episode_success, load_efficiency, load_rows
 
 
 def run(cfg: AnalyzeConfig, profile: str, replay: Path, episodes: Path, out: Path) -> dict:
@@ -20,7 +20,8 @@ def run(cfg: AnalyzeConfig, profile: str, replay: Path, episodes: Path, out: Pat
         configs = build_configs(graded, cfg.main_splits)
         summary = build_summary(configs, episode_success(judged, cfg.main_splits), cfg,
                                 {**{f"replay/{k}": v for k, v in hashes.items()},
-                                 **{f"runs/{k}": v for k, v in ep_hashes.items()}})
+                                 **{f"runs/{k}": v for k, v in ep_hashes.items()}},
+                                (load_efficiency(replay, "replay_judge"), load_efficiency(episodes, "judge")))
     except ValueError as e:  # runs that do not line up, or malformed rows
         raise InputError(str(e)) from None
     summary["profile"] = profile

@@ -6,25 +6,10 @@
 (function () {
   const CCL = window.CCL || {};
   const R = CCL.replay || { configs: {} };
-  const $ = (id) => document.getElementById(id);
-  const el = (tag, text, cls) => {
-    const e = document.createElement(tag);
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    if (cls) e.className = cls;
-    return e;
-  };
+  const { $, el, loadData, messageBox } = window.CCLUI;
   const state = { config: null, rows: [] };
 
-  function loadConfig(name) {
-    return new Promise((resolve, reject) => {
-      if (CCL.replayRows && CCL.replayRows[name]) return resolve(CCL.replayRows[name]);
-      const s = document.createElement("script");
-      s.src = R.configs[name].file;
-      s.onload = () => resolve(CCL.replayRows[name]);
-      s.onerror = () => reject(new Error("could not load " + s.src));
-      document.body.appendChild(s);
-    });
-  }
+  const loadConfig = (name) => loadData("replayRows", name, R.configs[name].file);
 
   // The label(s) a decision has on an axis: ccl.replay_analysis's rule.
   function labels(r, axis) {
@@ -70,19 +55,6 @@
       t.appendChild(tr);
     });
     pane.appendChild(t);
-  }
-
-  function messageBox(m) {
-    const box = el("div", null, "msg " + m.role);
-    box.appendChild(el("div", m.role, "role"));
-    const text = m.prompt ? ((CCL.prompts || {})[m.prompt] || "(prompt " + m.prompt + " missing)") : m.content;
-    if (m.role === "system") {
-      const d = el("details"); d.appendChild(el("summary", "system prompt (" + text.length + " characters)"));
-      d.appendChild(el("pre", text)); box.appendChild(d);
-    } else {
-      box.appendChild(el("pre", text));
-    }
-    return box;
   }
 
   function decisionBox(r) {
