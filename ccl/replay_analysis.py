@@ -7,22 +7,26 @@ verdicts.jsonl.gz``, stage judge). Decisions are nested in tasks, so every inter
 resamples or flips whole tasks (:mod:`ccl.stats.clustered`); a configuration with several
 training seeds contributes, per task, its passes averaged over the seeds.
 
-Rules fixed before any result was read:
+Rules fixed before any result was read (two were tightened after the three baseline
+configurations' replay had been graded, before any trained configuration's: the permutation
+test's sampling beyond 8 configurations and the requirement that rho be positive; neither
+could change a verdict on three configurations):
 - the replay family of paired tests is the write-up's comparisons (``vocabulary.COMPARISONS``)
-  on the main splits pooled, one test each, Holm over that family only;
+  without the oracle's (it made the golden set: 100% replay by construction), on the main
+  splits pooled, one test each, Holm over that family only;
 - replay predicts episode success on a split when both hold: the configurations' ranks agree
-  (Spearman rho, permutation p over the configurations <= alpha, two-sided; exact up to 8
-  configurations), and the
-  task-clustered 95% interval of the Pearson correlation lies above zero. The first asks
-  whether the ordering could be chance given so few configurations (the unit of a
-  correlation across configurations); the second whether the measured rates are precise
-  enough. The oracle is left out: it made the golden set (100% replay by construction);
+  (Spearman rho > 0 with a two-sided permutation p <= alpha over pairings of the
+  configurations; fewer than 5 configurations can never reach p <= 0.05, as the smallest p
+  is 2/n!), and the task-clustered 95% interval of the Pearson correlation lies above zero.
+  The first asks whether the ordering could be chance given so few configurations (the unit
+  of a correlation across configurations); the second whether the measured rates are precise
+  enough. The oracle is left out here too; each configuration's episode success is taken
+  over the same runs as its replay;
 - the failure map pools the main splits and every seed's rows; its worst cells are the three
   non-pass cells with the most decisions (ties: the larger share of the row, then the name).
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -30,16 +34,15 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy import stats as sps
 
-from .analysis import AlignmentError, AnalyzeConfig, POOLED, _pct, cell_seed, config_order, group_runs
+from .analysis import VERDICTS, AlignmentError, AnalyzeConfig, POOLED, _pct, cell_seed, config_order, group_runs
 from .inputs import read_record, read_rows
 from .jsonio import sha256_file
 from .records import DecisionKind, ReplayVerdict
 from .replay_metrics import summarise
-from .stats import cluster_correlation, cluster_paired_difference, cluster_rate, holm
-from .stats._common import TASK_STREAM, stream
+from .stats import cluster_correlation, cluster_paired_difference, cluster_rate, holm, spearman_permutation
+from .stats.rank import EXACT_MAX, N_PAIRINGS
 from .vocabulary import COMPARISONS, ORACLE
 
-VERDICTS = "verdicts.jsonl.gz"
 FINAL = "(final answer)"  # the failure map's tool label of a decision whose gold action is the final answer
 WORST = 3
 
@@ -67,12 +70,14 @@ class ReplayConfig:
 
 
 # ---------------------------------------------------------------- loading
-def load_efficiency(folder: Path, stage: str) -> dict[str, dict | None]:
-    """run -> the ``efficiency`` record of ``<folder>/<run>/metrics.json`` (None where there is none)."""
-    out = {}
+def load_efficiency(folder: Path, stage: str) -> tuple[dict[str, dict | None], dict[str, str]]:
+    """run -> the ``efficiency`` record of ``<folder>/<run>/metrics.json`` (None where there is none),
+    and {run/metrics.json: SHA-256}."""
+    out, hashes = {}, {}
     for path in sorted(folder.glob("*/metrics.json")) if folder.is_dir() else []:
         out[path.parent.name] = read_record(path, stage).get("efficiency")
-    return out
+        hashes[f"{path.parent.name}/metrics.json"] = sha256_file(path)
+    return out, hashes
 
 
 def load_rows(folder: Path, stage: str) -> tuple[dict[str, list[dict]], dict[str, str]]:
@@ -126,18 +131,17 @@ def build_configs(runs: Mapping[str, list[dict]], main_splits: Sequence[str]) ->
 
 
 def episode_success(runs: Mapping[str, list[dict]], main_splits: Sequence[str]) -> dict[str, dict[str, dict]]:
-    """config -> split (and ``all``) -> {task: (strict success, write-up success)}, each the mean over seeds."""
+    """run -> split (and ``all``) -> {task: (strict success, write-up success)} as 0.0/1.0."""
     out: dict[str, dict[str, dict]] = {}
-    for config, names in group_runs(runs).items():
-        cells: dict[str, dict[str, list]] = {}
-        for name in names:
-            for r in runs[name]:
-                v = r["verdict"]
-                pair = (float(bool(v["success"])), float(bool(v["success_writeup"])))
-                cells.setdefault(r["dataset"], {}).setdefault(r["task_id"], []).append(pair)
-                if r["dataset"] in main_splits:
-                    cells.setdefault(POOLED, {}).setdefault(f"{r['dataset']}/{r['task_id']}", []).append(pair)
-        out[config] = {s: {t: tuple(np.mean(v, axis=0)) for t, v in by_task.items()} for s, by_task in cells.items()}
+    for name, rows in runs.items():
+        cells: dict[str, dict] = {}
+        for r in rows:
+            v = r["verdict"]
+            pair = (float(bool(v["success"])), float(bool(v["success_writeup"])))
+            cells.setdefault(r["dataset"], {})[r["task_id"]] = pair
+            if r["dataset"] in main_splits:
+                cells.setdefault(POOLED, {})[f"{r['dataset']}/{r['task_id']}"] = pair
+        out[name] = cells
     return out
 
 
@@ -183,6 +187,8 @@ def replay_paired(configs: Mapping[str, ReplayConfig], cfg: AnalyzeConfig) -> di
     """The write-up's comparisons on replay pass, main splits pooled; Holm over this family."""
     rows, raw = [], []
     for a, b in COMPARISONS:
+        if ORACLE in (a, b):  # 100% replay by construction: a test it cannot lose
+            continue
         if a not in configs or b not in configs or POOLED not in configs[a].splits or POOLED not in configs[b].splits:
             continue
         ca, cb = configs[a].splits[POOLED], configs[b].splits[POOLED]
@@ -205,7 +211,8 @@ def replay_paired(configs: Mapping[str, ReplayConfig], cfg: AnalyzeConfig) -> di
             "note": ("a - b in replay pass (percentage points), main splits pooled. CI: task-cluster bootstrap of "
                      "the difference of pooled rates; p: two-sided sign-flip test on per-task differences of "
                      f"pass counts ({cfg.n_flips} flips; smallest attainable p = {1 / (1 + cfg.n_flips):.6f}); "
-                     f"p_holm: Holm over these {len(rows)} tests only (a family of its own, fixed in advance). "
+                     f"p_holm: Holm over these {len(rows)} tests only (a family of its own, fixed in advance; the "
+                     "oracle's comparison is left out, as it made the golden set). "
                      "Training-seed variance is not in these intervals.")}
 
 
@@ -229,7 +236,8 @@ def _worst(axis: str, m: dict) -> list[dict]:
              for i, counts in enumerate(m["counts"]) for j, (n, v) in enumerate(zip(counts, m["columns"]))
              if v != ReplayVerdict.PASS and n]
     cells.sort(key=lambda c: (-c[0], -c[1], c[2], c[3]))
-    return [{"axis": axis, "label": lab, "verdict": v, "count": n, "share": _pct(s)} for n, s, lab, v in cells[:WORST]]
+    return [{"axis": axis, "rank": rank, "label": lab, "verdict": v, "count": n, "share": _pct(s)}
+            for rank, (n, s, lab, v) in enumerate(cells[:WORST], 1)]
 
 
 def failure_map(configs: Mapping[str, ReplayConfig]) -> dict:
@@ -246,7 +254,7 @@ def failure_map(configs: Mapping[str, ReplayConfig]) -> dict:
         by_tool = _matrix(rows, tools, _tools_of)
         out[name] = {"runs": list(rc.runs), "decisions": len(rows), "by_kind": by_kind, "by_tool": by_tool,
                      "worst": _worst("kind", by_kind) + _worst("tool", by_tool)}
-    return {"configs": out,
+    return {"configs": out, "final_label": FINAL,
             "note": ("Verdicts of every golden decision on the main splits pooled (all seeds' rows counted). By kind: "
                      "each decision once. By tool: each decision under every distinct tool among its ready gold "
                      f"calls (a parallel decision counts under each), '{FINAL}' when the gold action is the "
@@ -260,43 +268,32 @@ def failure_worst(fm: dict) -> dict:
     for name, m in fm["configs"].items():
         fails = sum(n for i, counts in enumerate(m["by_kind"]["counts"]) for n, v in
                     zip(counts, m["by_kind"]["columns"]) if v != ReplayVerdict.PASS)
-        for rank, w in enumerate(m["worst"]):
+        for w in m["worst"]:
             rows.append({"config": name, "decisions": m["decisions"], "failures": fails, "axis": w["axis"],
-                         "rank": rank % WORST + 1, "cell": f"{w['label']} × {w['verdict']}", "count": w["count"],
+                         "rank": w["rank"], "cell": f"{w['label']} × {w['verdict']}", "count": w["count"],
                          "share": w["share"], "label": w["label"], "verdict": w["verdict"]})
     return {"columns": ["config", "axis", "rank", "cell", "count", "share", "failures", "decisions"], "rows": rows,
             "note": fm["note"] + " share = the cell's decisions as % of its row (that kind's or tool's decisions)."}
 
 
-def _aligned_episode(config: str, split: str, c: SplitCounts, episodes: Mapping[str, dict]) -> np.ndarray | None:
-    """(tasks, 2) strict and write-up episode success in ``c``'s task order; None if a task lacks an episode."""
-    by_task = episodes.get(config, {}).get(split)
-    if not by_task or any(t not in by_task for t in c.tasks):
-        return None
-    return np.array([by_task[t] for t in c.tasks], dtype=np.float64)
+def _aligned_episode(rc: ReplayConfig, split: str, c: SplitCounts,
+                     episodes: Mapping[str, dict]) -> tuple[np.ndarray | None, str]:
+    """(tasks, 2) strict and write-up episode success in ``c``'s task order, averaged over the runs
+    that were replayed (the same seeds on both sides); (None, why) if an episode is missing."""
+    per_run = []
+    for run in rc.runs:
+        by_task = episodes.get(run, {}).get(split)
+        if by_task is None:
+            return None, f"no episode verdicts of {run} on {split}"
+        lacking = [t for t in c.tasks if t not in by_task]
+        if lacking:
+            return None, f"{run} has no episode for {len(lacking)} replayed task(s) on {split} (e.g. {lacking[0]})"
+        per_run.append([by_task[t] for t in c.tasks])
+    return np.array(per_run, dtype=np.float64).mean(axis=0), ""
 
 
-EXACT_MAX = 8  # 8! = 40,320 pairings; more configurations use random pairings
-N_PAIRINGS = 20_000
-
-
-def spearman_permutation(x: np.ndarray, y: np.ndarray, seed: int = 0) -> tuple[float | None, float]:
-    """Spearman rho and its two-sided permutation p over pairings of ``x`` with ``y`` (ties get
-    mid-ranks): every pairing up to ``EXACT_MAX`` values, else ``N_PAIRINGS`` random ones (seeded;
-    the observed pairing counted, so p > 0). (None, 1.0) if either is constant."""
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
-        return None, 1.0
-    rx, ry = sps.rankdata(x) - (len(x) + 1) / 2, sps.rankdata(y) - (len(y) + 1) / 2  # centred ranks
-    norm = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
-    observed = float(rx @ ry)
-    if len(x) <= EXACT_MAX:
-        perms = np.array(list(itertools.permutations(range(len(x)))))
-    else:
-        rng = stream(seed, TASK_STREAM)
-        perms = np.argsort(rng.random((N_PAIRINGS, len(x))), axis=1)
-    hits = np.abs(ry[perms] @ rx) >= abs(observed) - 1e-9 * norm
-    p = float(hits.mean()) if len(x) <= EXACT_MAX else (1 + int(hits.sum())) / (1 + N_PAIRINGS)
-    return observed / norm, p
+def _rounded(x: float) -> float | None:
+    return None if np.isnan(x) else round(float(x), 4)
 
 
 def replay_vs_episode(configs: Mapping[str, ReplayConfig], episodes: Mapping[str, dict], cfg: AnalyzeConfig) -> dict:
@@ -304,12 +301,16 @@ def replay_vs_episode(configs: Mapping[str, ReplayConfig], episodes: Mapping[str
     points, rows = [], []
     for split in (*cfg.main_splits, POOLED):
         names, x_num, y_num, y_w = [], [], [], []
+        skipped: dict[str, str] = {}
         tasks: tuple[str, ...] = ()
         den: np.ndarray | None = None
         for name, rc in configs.items():
             c = rc.splits.get(split)
-            ep = None if c is None else _aligned_episode(name, split, c, episodes)
+            if c is None:
+                continue
+            ep, why = _aligned_episode(rc, split, c, episodes)
             if ep is None:
+                skipped[name] = why
                 continue
             points.append({"config": name, "split": split, "replay_pass": _pct(c.num.sum() / c.den.sum()),
                            "episode_strict": _pct(ep[:, 0].mean()), "episode_writeup": _pct(ep[:, 1].mean()),
@@ -323,7 +324,7 @@ def replay_vs_episode(configs: Mapping[str, ReplayConfig], episodes: Mapping[str
             x_num.append(c.num)
             y_num.append(ep[:, 0])
             y_w.append(ep[:, 1])
-        row: dict[str, Any] = {"split": split, "configs": names, "n_configs": len(names)}
+        row: dict[str, Any] = {"split": split, "configs": names, "n_configs": len(names), "skipped": skipped}
         if len(names) < 3:
             row |= {"pearson": None, "low": None, "high": None, "spearman": None, "spearman_p": None,
                     "pearson_writeup": None, "predicts": "too few configurations (< 3)"}
@@ -337,14 +338,16 @@ def replay_vs_episode(configs: Mapping[str, ReplayConfig], episodes: Mapping[str
             pw = sps.pearsonr(xr, yw).statistic if np.ptp(xr) > 0 and np.ptp(yw) > 0 else None
             if np.isnan(ci.mean) or rho is None:
                 predicts = "undefined (a rate is constant across configurations)"
+            elif rho <= 0:
+                predicts = f"no (rho = {rho:+.2f})"
             elif rho_p > cfg.alpha:
-                predicts = f"not shown (rank agreement p = {rho_p:.3f} > {cfg.alpha})"
+                predicts = f"not shown (rank agreement p = {rho_p:.2g} > {cfg.alpha})"
             elif not ci.low > 0:
                 predicts = "not shown (the interval of r reaches 0)"
             else:
                 predicts = "yes"
-            row |= {"pearson": round(ci.mean, 4), "low": None if np.isnan(ci.low) else round(ci.low, 4),
-                    "high": None if np.isnan(ci.high) else round(ci.high, 4),
+            row |= {"pearson": _rounded(ci.mean), "low": _rounded(ci.low), "high": _rounded(ci.high),
+                    "dropped_resamples": ci.dropped,
                     "spearman": None if rho is None else round(rho, 4),
                     "spearman_p": None if rho is None else round(rho_p, 6),
                     "pearson_writeup": None if pw is None else round(float(pw), 4), "predicts": predicts}
@@ -352,13 +355,16 @@ def replay_vs_episode(configs: Mapping[str, ReplayConfig], episodes: Mapping[str
     return {"columns": ["split", "n_configs", "pearson", "low", "high", "spearman", "spearman_p", "pearson_writeup",
                         "predicts"], "rows": rows, "points": points,
             "note": ("Across configurations (the oracle left out: it made the golden set), Pearson r between a "
-                     "configuration's replay pass rate and its strict episode success on the same tasks, with a "
-                     f"95% task-cluster bootstrap interval ({cfg.n_resamples} resamples: one draw of tasks for "
-                     "every configuration and both measures), which reflects how precisely each rate is measured, "
-                     "not how few configurations there are; Spearman rho with its permutation p over pairings of the "
-                     "configurations (all of them up to 8, else 20,000 random ones), which does; pearson_writeup correlates with the write-up's lenient success. "
-                     "'predicts' = yes when rho's p <= alpha and r's interval lies above 0 (the rule fixed in "
-                     "advance). Three configurations can never pass (smallest p = 1/3).")}
+                     "configuration's replay pass rate and its strict episode success on the same tasks (over the "
+                     f"same runs), with a {100 * (1 - cfg.alpha):.0f}% task-cluster bootstrap interval "
+                     f"({cfg.n_resamples} resamples: one draw of tasks for every configuration and both measures; "
+                     "resamples where a rate is constant have no r and are dropped, counted in the artifact), which "
+                     "reflects how precisely each rate is measured, not how few configurations there are; "
+                     "Spearman rho with its permutation p over pairings of the configurations (all of them up to "
+                     f"{EXACT_MAX}, else {N_PAIRINGS:,} random ones), which does; pearson_writeup correlates with "
+                     f"the write-up's lenient success. 'predicts' = yes when rho > 0 with p <= {cfg.alpha} and r's "
+                     "interval lies above 0 (the rule fixed in advance). Fewer than 5 configurations can never "
+                     "pass (smallest p = 2/n!).")}
 
 
 def speed(replay_eff: Mapping[str, dict | None], episode_eff: Mapping[str, dict | None]) -> dict:
@@ -367,8 +373,9 @@ def speed(replay_eff: Mapping[str, dict | None], episode_eff: Mapping[str, dict 
     rows = []
     for run in sorted(replay_eff):
         r, e = replay_eff[run], episode_eff.get(run)
-        if not r or not e or not r.get("gen_tokens") or not r.get("wall_s") or not e.get("wall_s"):
-            continue  # the oracle generates nothing; a run without both records has no ratio
+        if not r or not e or not r.get("gen_tokens") or not r.get("wall_s") or not e.get("wall_s") \
+                or not e.get("episodes_this_run"):
+            continue  # the oracle generates nothing; a resumed run or one without both records has no ratio
         dps, eps = r["decisions"] / r["wall_s"], e["episodes_this_run"] / e["wall_s"]
         rows.append({"run": run, "episodes": e["episodes_this_run"], "episode_wall_s": e["wall_s"],
                      "episodes_per_s": round(eps, 4), "decisions": r["decisions"], "replay_wall_s": r["wall_s"],

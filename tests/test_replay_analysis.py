@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from ccl.analysis import AlignmentError, AnalyzeConfig
-from ccl.replay_analysis import (FINAL, build_configs, build_summary, episode_success, failure_map, replay_by_split,
-                                 replay_paired, replay_vs_episode)
+from ccl.replay_analysis import (FINAL, build_configs, build_summary, episode_success, failure_map, failure_worst,
+                                 replay_by_split, replay_paired, replay_vs_episode)
 
 CFG = AnalyzeConfig(n_resamples=200, n_flips=200, main_splits=("eval_id", "eval_ood"))
 
@@ -49,7 +49,13 @@ def test_pooled_rate_failure_map_and_worst_cells():
     # each failing kind cell holds one decision; ties go to the larger share of the row, then the name
     assert worst[:3] == [("kind", "parallel_group", "wrong_args"), ("kind", "stop", "repeated_call"),
                          ("kind", "first_call", "malformed")]
+    assert [w["rank"] for w in fm["worst"]] == [1, 2, 3, 1, 2, 3]
     assert "oracle" in failure_map(configs)["configs"] and failure_map(configs)["configs"]["oracle"]["worst"] == []
+    # an axis with fewer failing cells than three still ranks from 1
+    one = failure_worst(failure_map(build_configs({"teacher": golden(["pass", "pass", "pass", "malformed"])},
+                                                  CFG.main_splits)))["rows"]
+    assert [(r["axis"], r["rank"], r["cell"]) for r in one] == [("kind", 1, "first_call × malformed"),
+                                                                ("tool", 1, "get_order × malformed")]
 
 
 def test_seeds_average_per_task_and_must_answer_the_same_decisions():
@@ -63,9 +69,10 @@ def test_seeds_average_per_task_and_must_answer_the_same_decisions():
 
 def test_paired_replay_tests_follow_the_write_up_comparisons():
     runs = {"A_base": golden(["malformed"] * 4), "teacher": golden(["pass", "pass", "wrong_answer", "pass"]),
-            "A_fewshot": golden(["malformed"] * 4)}
+            "A_fewshot": golden(["malformed"] * 4), "oracle": golden(["pass"] * 4)}
     out = replay_paired(build_configs(runs, CFG.main_splits), CFG)
     rows = {r["comparison"]: r for r in out["rows"]}
+    # the oracle made the golden set: its comparison is no test and takes no place in the Holm family
     assert set(rows) == {"A_fewshot_vs_A_base", "teacher_vs_A_base"} and out["n_tests"] == 2
     assert rows["teacher_vs_A_base"]["diff"] == 75.0 and rows["A_fewshot_vs_A_base"]["p"] == 1.0
     assert rows["teacher_vs_A_base"]["decisions"] == 4 and "p_holm" in rows["teacher_vs_A_base"]
@@ -101,6 +108,26 @@ def test_replay_predicts_episodes_only_with_enough_configurations():
     assert points[("C", "eval_id")]["replay_pass"] == 37.5 and points[("C", "eval_id")]["episode_writeup"] == 50.0
     assert points[("oracle", "eval_id")]["episode_strict"] == 100.0
     assert next(r for r in out["rows"] if r["split"] == "eval_ood")["predicts"].startswith("too few")
+
+
+def test_replay_against_episodes_refuses_a_negative_order_missing_episodes_and_constant_rates():
+    replay, episodes = _ranked(6)
+    for name, rows in episodes.items():  # episode success now falls as replay rises
+        if name != "oracle":
+            k = sum(r["verdict"]["success"] for r in rows)
+            for j, r in enumerate(rows):
+                r["verdict"]["success"] = j < 5 - k
+    out = replay_vs_episode(build_configs(replay, CFG.main_splits), episode_success(episodes, CFG.main_splits), CFG)
+    row = next(r for r in out["rows"] if r["split"] == "eval_id")
+    assert row["spearman"] == pytest.approx(-1.0) and row["predicts"] == "no (rho = -1.00)"
+    del episodes["C_s0"]  # replayed, but its episodes are missing: left out and said so
+    out = replay_vs_episode(build_configs(replay, CFG.main_splits), episode_success(episodes, CFG.main_splits), CFG)
+    row = next(r for r in out["rows"] if r["split"] == "eval_id")
+    assert "C" not in row["configs"] and row["skipped"] == {"C": "no episode verdicts of C_s0 on eval_id"}
+    flat = {n: [dict(r, verdict="wrong_tool") for r in rows] for n, rows in _ranked(4)[0].items() if n != "oracle"}
+    out = replay_vs_episode(build_configs(flat, CFG.main_splits), episode_success(_ranked(4)[1], CFG.main_splits), CFG)
+    row = next(r for r in out["rows"] if r["split"] == "eval_id")
+    assert row["pearson"] is None and row["predicts"].startswith("undefined")  # never NaN in the JSON
 
 
 def test_summary_records_settings_and_inputs():

@@ -237,15 +237,18 @@ def test_a_worst_cell_in_the_report_opens_its_decisions(site, browser):
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import WebDriverWait
 
+    worst = json.loads((site.parent / "study" / "results" / "replay_summary.json").read_text())["failure_worst"]
+    first = worst["rows"][0]  # the table's first row: its cell is the report's first link with a verdict
     browser.get((site / "index.html").as_uri())
     assert browser.find_elements(By.CSS_SELECTOR, 'a[href^="replay.html#config=C&split="]')  # replay_by_split cells
-    link = browser.find_element(By.CSS_SELECTOR, 'a[href^="replay.html#config="][href*="&verdict="]')  # a worst cell
+    link = browser.find_element(By.CSS_SELECTOR, 'a[href^="replay.html#config="][href*="&verdict="]')
+    assert link.text == first["cell"]
     link.click()
     wait = WebDriverWait(browser, 20)
     wait.until(EC.text_to_be_present_in_element((By.ID, "r-count"), "decisions"))
     n = int(browser.find_element(By.ID, "r-count").text.split()[0])
-    assert n > 0 and len(browser.find_elements(By.CSS_SELECTOR, "#r-decisions details.decision")) == n
-    assert " × " in browser.find_element(By.ID, "r-title").text
+    assert n == first["count"] and len(browser.find_elements(By.CSS_SELECTOR, "#r-decisions details.decision")) == n
+    assert browser.find_element(By.ID, "r-title").text == f"{first['config']}: {first['cell']}"
 
 
 def test_the_site_publishes_the_checked_report_and_refuses_a_stale_one(study_copy, tmp_path):

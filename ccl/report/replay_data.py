@@ -10,12 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError
-from ..jsonio import atomic_write_bytes, read_jsonl
+from ..jsonio import atomic_write_bytes, read_jsonl, sha256_file
 from .artifacts import Missing
 from .traces import js_assign, prompt_ref
-
-FINAL = "(final answer)"  # as ccl.replay_analysis labels a final-answer decision on the tool axis
-
 
 def _golden(golden_dir: Path, splits: list[str], prompts: dict[str, str]) -> tuple[dict, dict]:
     """(task -> its longest message prefix, (split, task, index) -> decision record)."""
@@ -45,6 +42,7 @@ def export_replay(summary: dict | Missing, golden_dir: Path, replay_dir: Path, o
     written without the summary: the page then says which stage to run."""
     if isinstance(summary, Missing):
         atomic_write_bytes(out / "index.js", js_assign("replay", None, {"missing": summary.message(), "configs": {}}))
+        atomic_write_bytes(out / "prefixes.js", js_assign("replayPrefixes", None, {}))  # the page loads it
         return {}
     main = summary["stats"]["main_splits"]
     fm = summary["failure_map"]["configs"]
@@ -56,13 +54,17 @@ def export_replay(summary: dict | Missing, golden_dir: Path, replay_dir: Path, o
             path = replay_dir / run / "verdicts.jsonl.gz"
             if not path.is_file():
                 raise InputError(f"{path}: missing; run the replay_judge stage for {run}")
+            # the heat map's counts come from the summary, the listed decisions from this file
+            if summary["inputs"].get(f"replay/{run}/verdicts.jsonl.gz") != sha256_file(path):
+                raise InputError(f"{path}: not the file results/replay_summary.json was computed from; "
+                                 f"run the analyze_replay stage first")
             rows += [{"run": run, "split": r["dataset"], **{k: r[k] for k in (
                 "task_id", "index", "kind", "ready_tools", "verdict", "strict", "text")}}
                 for r in read_jsonl(path) if r["dataset"] in main]
         rows_by_config[config] = rows
         splits |= {r["split"] for r in rows}
     longest, decisions = _golden(golden_dir, sorted(splits), prompts)
-    index = {"final": FINAL, "note": summary["failure_map"]["note"], "configs": {}}
+    index = {"final": summary["failure_map"]["final_label"], "note": summary["failure_map"]["note"], "configs": {}}
     for config, rows in rows_by_config.items():
         for r in rows:
             key = (r["split"], r["task_id"], r["index"])

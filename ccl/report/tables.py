@@ -184,10 +184,12 @@ def replay_vs_episode_table(art: Artifacts) -> Table:
     for r in block["rows"]:
         pearson = "—" if r["pearson"] is None else (
             f"{r['pearson']:+.2f}" + ("" if r["low"] is None else f" [{r['low']:+.2f}, {r['high']:+.2f}]"))
-        rho = "—" if r["spearman"] is None else f"{r['spearman']:+.2f} ({r['spearman_p']:.3f})"
+        rho = "—" if r["spearman"] is None else f"{r['spearman']:+.2f} (p {r['spearman_p']:.2g})"
         rows.append([r["split"], str(r["n_configs"]), pearson, rho,
                      "—" if r["pearson_writeup"] is None else f"{r['pearson_writeup']:+.2f}", r["predicts"]])
-    return Table("replay_vs_episode", title, cols, rows, [REPLAY_SUMMARY], note=block["note"])
+    skipped = sorted({f"{c} ({why})" for r in block["rows"] for c, why in r.get("skipped", {}).items()})
+    note = block["note"] + (" Left out for want of episodes: " + "; ".join(skipped) + "." if skipped else "")
+    return Table("replay_vs_episode", title, cols, rows, [REPLAY_SUMMARY], note=note)
 
 
 def replay_points_table(art: Artifacts) -> Table:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..analysis import AnalyzeConfig
+from ..analysis import AlignmentError, AnalyzeConfig
 from ..errors import InputError
 from ..jsonio import write_json
 from ..replay_analysis import build_configs, build_summary, episode_success, load_efficiency, load_rows
@@ -16,14 +16,19 @@ def run(cfg: AnalyzeConfig, profile: str, replay: Path, episodes: Path, out: Pat
         raise InputError(f"no graded replay run in {replay} (expected <name>/verdicts.jsonl.gz from the "
                          f"replay_judge stage); run the replay and replay_judge stages first")
     judged, ep_hashes = load_rows(episodes, "judge")
+    replay_eff, replay_eff_hashes = load_efficiency(replay, "replay_judge")
+    episode_eff, episode_eff_hashes = load_efficiency(episodes, "judge")
+    inputs = {**{f"replay/{k}": v for k, v in {**hashes, **replay_eff_hashes}.items()},
+              **{f"runs/{k}": v for k, v in {**ep_hashes, **episode_eff_hashes}.items()}}
     try:
         configs = build_configs(graded, cfg.main_splits)
-        summary = build_summary(configs, episode_success(judged, cfg.main_splits), cfg,
-                                {**{f"replay/{k}": v for k, v in hashes.items()},
-                                 **{f"runs/{k}": v for k, v in ep_hashes.items()}},
-                                (load_efficiency(replay, "replay_judge"), load_efficiency(episodes, "judge")))
-    except ValueError as e:  # runs that do not line up, or malformed rows
+        summary = build_summary(configs, episode_success(judged, cfg.main_splits), cfg, inputs,
+                                (replay_eff, episode_eff))
+    except AlignmentError as e:  # runs or configurations that answered different decisions
         raise InputError(str(e)) from None
+    except KeyError as e:  # a row without a field the analysis needs
+        raise InputError(f"{replay} or {episodes}: a row lacks field {e}; rerun the replay_judge and judge "
+                         f"stages") from None
     summary["profile"] = profile
     write_json(out, summary)
     return summary

@@ -8,6 +8,7 @@ from .bootstrap import Interval, hierarchical_bootstrap, task_bootstrap
 from .clustered import cluster_correlation, cluster_paired_difference, cluster_rate
 from .multiple import holm
 from .paired import PairedResult, paired_difference, sign_flip_exact, sign_flip_p
+from .rank import spearman_permutation
 from .reliability import pass_hat_k
 
 __all__ = [
@@ -22,5 +23,6 @@ __all__ = [
     "pass_hat_k",
     "sign_flip_exact",
     "sign_flip_p",
+    "spearman_permutation",
     "task_bootstrap",
 ]

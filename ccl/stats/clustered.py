@@ -10,12 +10,24 @@ the number the replay tables report. Inputs are per-task counts:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 
 from ._common import TASK_STREAM, check_alpha, check_count, chunks, stream
 from .bootstrap import Interval
 from .paired import PairedResult, sign_flip_p
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """Pearson r across configurations with its percentile interval; ``dropped``: resamples without an r."""
+
+    mean: float
+    low: float
+    high: float
+    dropped: int
 
 
 def _counts(num: npt.ArrayLike, den: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -91,7 +103,7 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def cluster_correlation(x_num: npt.ArrayLike, x_den: npt.ArrayLike, y_num: npt.ArrayLike, y_den: npt.ArrayLike,
-                        n_resamples: int = 4000, alpha: float = 0.05, seed: int = 0) -> Interval:
+                        n_resamples: int = 4000, alpha: float = 0.05, seed: int = 0) -> Correlation:
     """Pearson correlation across configurations of two pooled rates, with a task-cluster CI.
 
     x_num, y_num: (configs, tasks) per-task counts of two measures (e.g. replay passes and
@@ -99,7 +111,8 @@ def cluster_correlation(x_num: npt.ArrayLike, x_den: npt.ArrayLike, y_num: npt.A
     their per-task denominators. The point estimate correlates the configurations' pooled
     rates; each resample draws one set of tasks for every configuration and both measures
     (the tasks are shared) and correlates the resampled rates. Resamples in which a measure
-    is constant across configurations have no r and are dropped from the quantiles.
+    is constant across configurations have no r and are dropped from the quantiles (counted in
+    ``dropped``); a point estimate without r gives NaN bounds.
     """
     xn, yn = np.asarray(x_num, dtype=np.float64), np.asarray(y_num, dtype=np.float64)
     if xn.ndim != 2 or xn.shape != yn.shape or xn.shape[0] < 3:
@@ -118,7 +131,9 @@ def cluster_correlation(x_num: npt.ArrayLike, x_den: npt.ArrayLike, y_num: npt.A
         ry = yn[:, idx].sum(axis=2).T / yd[idx].sum(axis=1)[:, None]
         out.append(_pearson_rows(rx, ry))
     stats = np.concatenate(out)
-    stats = stats[~np.isnan(stats)]
-    if stats.size == 0 or np.isnan(point):
-        return Interval(float(point), float("nan"), float("nan"))
-    return _interval(point, stats, alpha)
+    kept = stats[~np.isnan(stats)]
+    dropped = int(stats.size - kept.size)
+    if kept.size == 0 or np.isnan(point):
+        return Correlation(float(point), float("nan"), float("nan"), dropped)
+    ci = _interval(point, kept, alpha)
+    return Correlation(ci.mean, ci.low, ci.high, dropped)

@@ -103,8 +103,11 @@
     if (p.get("axis") && p.get("axis") !== $("r-axis").value) $("r-axis").value = p.get("axis");
     if (config !== state.config) {
       $("r-config").value = config;
+      const rows = await loadConfig(config);
+      const now = new URLSearchParams(location.hash.slice(1)).get("config") || config;
+      if (now !== config) return;  // another configuration was chosen while this one loaded
       state.config = config;
-      state.rows = await loadConfig(config);
+      state.rows = rows;
     }
     renderMap($("r-axis").value);
     renderDecisions(p);
