@@ -183,6 +183,23 @@ def replay_by_split(configs: Mapping[str, ReplayConfig], cfg: AnalyzeConfig) -> 
                      "averaged per task.")}
 
 
+def replay_strata(configs: Mapping[str, ReplayConfig], key: str) -> dict:
+    """Pass % by decision kind (``key`` = "kind") or by the task's gold depth ("depth"), main splits pooled."""
+    order = ([k.value for k in DecisionKind] if key == "kind" else
+             sorted({r[key] for rc in configs.values() for r in rc.rows}))
+    present = [v for v in order if any(r[key] == v and r["pooled"] for rc in configs.values() for r in rc.rows)]
+    rows = []
+    for name, rc in configs.items():
+        row: dict[str, Any] = {"config": name}
+        for v in present:
+            hits = [r["verdict"] == ReplayVerdict.PASS for r in rc.rows if r["pooled"] and r[key] == v]
+            row[str(v)] = {"mean": _pct(sum(hits) / len(hits)), "n": len(hits)} if hits else None
+        rows.append(row)
+    what = "decision kind" if key == "kind" else "gold workflow depth of the decision's task"
+    return {"columns": ["config", *map(str, present)], "rows": rows,
+            "note": f"Replay pass (%) by {what}, main splits pooled; n = decisions (every seed's)."}
+
+
 def replay_paired(configs: Mapping[str, ReplayConfig], cfg: AnalyzeConfig) -> dict:
     """The write-up's comparisons on replay pass, main splits pooled; Holm over this family."""
     rows, raw = [], []
@@ -398,6 +415,8 @@ def build_summary(configs: Mapping[str, ReplayConfig], episodes: Mapping[str, di
                   "ci": "percentile, task-cluster bootstrap", "main_splits": list(cfg.main_splits)},
         "inputs": dict(sorted(inputs.items())),
         "replay_by_split": replay_by_split(configs, cfg),
+        "replay_by_kind": replay_strata(configs, "kind"),
+        "replay_by_depth": replay_strata(configs, "depth"),
         "replay_paired": replay_paired(configs, cfg),
         "failure_map": fm,
         "failure_worst": failure_worst(fm),

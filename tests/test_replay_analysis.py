@@ -5,7 +5,7 @@ import pytest
 
 from ccl.analysis import AlignmentError, AnalyzeConfig
 from ccl.replay_analysis import (FINAL, build_configs, build_summary, episode_success, failure_map, failure_worst,
-                                 replay_by_split, replay_paired, replay_vs_episode)
+                                 replay_by_split, replay_paired, replay_strata, replay_vs_episode)
 
 CFG = AnalyzeConfig(n_resamples=200, n_flips=200, main_splits=("eval_id", "eval_ood"))
 
@@ -50,6 +50,9 @@ def test_pooled_rate_failure_map_and_worst_cells():
     assert worst[:3] == [("kind", "parallel_group", "wrong_args"), ("kind", "stop", "repeated_call"),
                          ("kind", "first_call", "malformed")]
     assert [w["rank"] for w in fm["worst"]] == [1, 2, 3, 1, 2, 3]
+    by_kind = {r["config"]: r for r in replay_strata(configs, "kind")["rows"]}
+    assert replay_strata(configs, "kind")["columns"] == ["config", "parallel_group", "first_call", "stop"]
+    assert by_kind["A_base"]["first_call"] == {"mean": 50.0, "n": 2} and by_kind["A_base"]["stop"]["mean"] == 0.0
     assert "oracle" in failure_map(configs)["configs"] and failure_map(configs)["configs"]["oracle"]["worst"] == []
     # an axis with fewer failing cells than three still ranks from 1
     one = failure_worst(failure_map(build_configs({"teacher": golden(["pass", "pass", "pass", "malformed"])},

@@ -305,6 +305,8 @@ def all_tables(art: Artifacts) -> dict[str, Table]:
         summary_table(art, "efficiency_by_run", "Efficiency per evaluation run"),
         summary_table(art, "replay_by_split", "Decision-point replay: pass rate (%) by split", source=REPLAY_SUMMARY,
                       page=REPLAY_PAGE),
+        summary_table(art, "replay_by_kind", "Replay pass (%) by decision kind", source=REPLAY_SUMMARY),
+        summary_table(art, "replay_by_depth", "Replay pass (%) by gold workflow depth", source=REPLAY_SUMMARY),
         replay_paired_table(art),
         failure_worst_table(art),
         replay_vs_episode_table(art),
