@@ -4,25 +4,10 @@
 "use strict";
 (function () {
   const CCL = window.CCL || {};
-  const $ = (id) => document.getElementById(id);
-  const el = (tag, text, cls) => {
-    const e = document.createElement(tag);
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    if (cls) e.className = cls;
-    return e;
-  };
+  const { $, el, loadData, messageBox } = window.CCLUI;
   const state = { config: null, episodes: [] };
 
-  function loadConfig(name) {
-    return new Promise((resolve, reject) => {
-      if (CCL.traces && CCL.traces[name]) return resolve(CCL.traces[name]);
-      const s = document.createElement("script");
-      s.src = CCL.index[name].file;
-      s.onload = () => resolve(CCL.traces[name]);
-      s.onerror = () => reject(new Error("could not load " + s.src));
-      document.body.appendChild(s);
-    });
-  }
+  const loadConfig = (name) => loadData("traces", name, CCL.index[name].file);
 
   function filtered() {
     const split = $("f-split").value, outcome = $("f-outcome").value, q = $("f-text").value.toLowerCase();
@@ -44,19 +29,6 @@
       li.addEventListener("click", () => { location.hash = "config=" + encodeURIComponent(state.config) + "&task=" + encodeURIComponent(e.task_id); });
       list.appendChild(li);
     }
-  }
-
-  function messageBox(m) {
-    const box = el("div", null, "msg " + m.role);
-    box.appendChild(el("div", m.role, "role"));
-    const text = m.prompt ? (CCL.prompts[m.prompt] || "(prompt " + m.prompt + " missing)") : m.content;
-    if (m.role === "system") {
-      const d = el("details"); d.appendChild(el("summary", "system prompt (" + text.length + " characters)"));
-      d.appendChild(el("pre", text)); box.appendChild(d);
-    } else {
-      box.appendChild(el("pre", text));
-    }
-    return box;
   }
 
   function kvTable(obj) {
