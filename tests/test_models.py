@@ -1,6 +1,7 @@
 """Model registry and loader errors (no weights are loaded here)."""
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -23,7 +24,7 @@ def test_registry_lists_the_four_models():
     specs = load_registry(MODEL_REGISTRY)
     assert set(specs) == {"smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "qwen2.5-0.5b-instruct",
                           "qwen3.5-4b-mlx-4bit"}
-    assert specs["qwen2.5-0.5b-instruct"].revision == "7ae557604adf"
+    assert specs["qwen2.5-0.5b-instruct"].revision == "7ae557604adf67be50417f59c2c2f167def9a775"
     assert len(specs["qwen2.5-coder-0.5b-instruct"].files) == 6
     assert specs["smollm2-135m-instruct"].sha256.startswith("b179c952") and specs["smollm2-135m-instruct"].sha256.endswith("10db53")
 
@@ -33,16 +34,53 @@ def test_unknown_model_names_the_registry():
         get_spec("gpt-9")
 
 
-def test_hub_model_offline_names_model_revision_and_local_path(monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path))
-    store = ModelStore(MODEL_REGISTRY, tmp_path / "cache")  # no local copies, whatever this shell sets
+def test_hub_model_offline_names_model_revision_and_local_path(tmp_path):
+    # no local copies and an empty hub cache, whatever this shell sets; offline: nothing is downloaded
+    store = ModelStore(MODEL_REGISTRY, tmp_path / "cache", hf_cache=tmp_path / "hub", offline=True)
     with pytest.raises(ModelError) as e:
         weights.model_dir(store, "qwen2.5-0.5b-instruct")
     msg = str(e.value)
-    assert "Qwen/Qwen2.5-0.5B-Instruct" in msg and "7ae557604adf" in msg and "CCL_MODEL_PATH_QWEN2_5_0_5B_INSTRUCT" in msg
+    assert "Qwen/Qwen2.5-0.5B-Instruct" in msg and "7ae557604adf67be50417f59c2c2f167def9a775" in msg
+    assert "CCL_MODEL_PATH_QWEN2_5_0_5B_INSTRUCT" in msg and "`hf download " in msg and "HF_HUB_OFFLINE" in msg
     with pytest.raises(ModelError, match="has no config.json"):
         weights.model_dir(store, "qwen2.5-0.5b-instruct", local_path=tmp_path)
+
+
+def _fabricated_hub_cache(root: Path, repo: str, commit: str, branch: str = "main") -> Path:
+    """A Hugging Face cache as `hf download REPO` (at ``branch``) leaves it: refs/<branch> holds the
+    commit, the files sit under snapshots/<commit>/ (here as plain files, not blob links)."""
+    folder = root / ("models--" + repo.replace("/", "--"))
+    (folder / "refs").mkdir(parents=True)
+    (folder / "refs" / branch).write_text(commit)
+    snap = folder / "snapshots" / commit
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text('{"model_type": "qwen2"}')
+    return snap
+
+
+def test_a_hub_model_downloaded_at_main_is_found_offline_by_its_pinned_commit(tmp_path):
+    commit = "7ae557604adf67be50417f59c2c2f167def9a775"
+    snap = _fabricated_hub_cache(tmp_path / "hub", "Qwen/Qwen2.5-0.5B-Instruct", commit)
+    store = ModelStore(MODEL_REGISTRY, tmp_path / "cache", hf_cache=tmp_path / "hub", offline=True)
+    assert weights.model_dir(store, "qwen2.5-0.5b-instruct") == snap
+    # a short hash (what the registry held before) is not a ref and not a snapshot: the cache cannot find it
+    from huggingface_hub import snapshot_download
+    with pytest.raises(Exception):
+        snapshot_download("Qwen/Qwen2.5-0.5B-Instruct", revision=commit[:12], cache_dir=str(tmp_path / "hub"),
+                          local_files_only=True)
+    # another commit in the cache is never taken for the pinned one
+    other = tmp_path / "hub2"
+    _fabricated_hub_cache(other, "Qwen/Qwen2.5-0.5B-Instruct", "0" * 40)
+    with pytest.raises(ModelError, match="is not in the Hugging Face cache"):
+        weights.model_dir(ModelStore(MODEL_REGISTRY, tmp_path / "cache", hf_cache=other, offline=True),
+                          "qwen2.5-0.5b-instruct")
+
+
+def test_a_short_hub_revision_is_refused_naming_the_key(tmp_path):
+    reg = tmp_path / "models.yaml"
+    reg.write_text("m:\n  source: hub\n  repo: Qwen/Qwen2.5-0.5B-Instruct\n  revision: 7ae557604adf\n")
+    with pytest.raises(ModelError, match=r"m.*revision.*40 lowercase hex"):
+        load_registry(reg)
 
 
 def test_checksum_mismatch_names_the_file_and_the_fix(tmp_path):
@@ -81,7 +119,7 @@ def test_adapter_for_another_base_is_refused(tmp_path):
 
 # The registry file is checked like params.yaml: each problem is one ModelError naming the file, the model
 # and the key (and the valid choices). A well-formed hub entry, for the broken variants below:
-HUB = "m:\n  source: hub\n  repo: Org/Model\n  revision: abc123\n"
+HUB = "m:\n  source: hub\n  repo: Org/Model\n  revision: " + "ab12" * 10 + "\n"
 SHA = "0123456789abcdef" * 4
 
 
@@ -114,7 +152,8 @@ def test_registry_unknown_key_is_refused_with_the_valid_keys(tmp_path):
 
 @pytest.mark.parametrize("line, expected", [
     ("  repo: 5\n", "repo: expected non-empty text, got 5 (YAML reads it as a number: quote it)"),
-    ("  revision: [1]\n", "revision: expected non-empty text, got [1]"),
+    ("  revision: [1]\n", "revision: expected a full commit hash (40 lowercase hex digits; a short hash cannot "
+                           "be found in an HF cache), got [1]"),
     ("  role:\n", "role: expected text, got None"),
 ])
 def test_registry_value_of_the_wrong_type_names_the_key(tmp_path, line, expected):
@@ -133,7 +172,7 @@ def test_registry_bad_hash_and_bad_source_are_refused(tmp_path):
 
 def test_registry_missing_required_key_names_it(tmp_path):
     where = f"{tmp_path / 'models.yaml'}: model m"
-    assert registry_error(tmp_path, HUB.replace("  revision: abc123\n", "")) == \
+    assert registry_error(tmp_path, HUB.replace("  revision: " + "ab12" * 10 + "\n", "")) == \
         f"{where}: missing key(s) ['revision'] (required for source hub)"
     assert registry_error(tmp_path, "m:\n  source: pypi-gguf\n  files: [{package: p, path: x.gguf}]\n") == \
         f"{where}: missing key(s) ['sha256'] (required for source pypi-gguf)"
@@ -169,10 +208,11 @@ def test_real_registry_loads_the_same_specs():
             license="apache-2.0"),
         "qwen2.5-0.5b-instruct": ModelSpec(
             name="qwen2.5-0.5b-instruct", source="hub", role="student (paper profile)",
-            repo="Qwen/Qwen2.5-0.5B-Instruct", revision="7ae557604adf", license="apache-2.0"),
+            repo="Qwen/Qwen2.5-0.5B-Instruct", revision="7ae557604adf67be50417f59c2c2f167def9a775",
+            license="apache-2.0"),
         "qwen3.5-4b-mlx-4bit": ModelSpec(
             name="qwen3.5-4b-mlx-4bit", source="hub", role="teacher (paper profile; MLX backend)",
-            repo="mlx-community/Qwen3.5-4B-MLX-4bit", revision="32f3e8ecf654",
+            repo="mlx-community/Qwen3.5-4B-MLX-4bit", revision="32f3e8ecf65426fc3306969496342d504bfa13f3",
             upstream="Qwen/Qwen3.5-4B (Apache-2.0); the write-up recorded the Hub HEAD at download time",
             license="apache-2.0"),
     }

@@ -69,7 +69,7 @@ class _Gguf(TypedDict, total=False):
 class _Hub(TypedDict, total=False):
     source: Required[Literal["hub"]]
     repo: Required[_Text]
-    revision: Required[_Text]
+    revision: Required[Annotated[str, pydantic.StringConstraints(pattern=r"^[0-9a-f]{40}$")]]
     role: str
     upstream: str
     license: str
@@ -78,7 +78,8 @@ class _Hub(TypedDict, total=False):
 _ENTRIES = {"pypi-gguf": pydantic.TypeAdapter(_Gguf), "hub": pydantic.TypeAdapter(_Hub)}
 _KEYS = {"pypi-gguf": _Gguf.__annotations__, "hub": _Hub.__annotations__, "files": _File.__annotations__}
 _EXPECTED = {"files": "a non-empty list of {package, path} mappings", "sha256": "64 lowercase hex digits",
-             "repo": "non-empty text", "revision": "non-empty text", "package": "non-empty text",
+             "repo": "non-empty text", "package": "non-empty text",
+             "revision": "a full commit hash (40 lowercase hex digits; a short hash cannot be found in an HF cache)",
              "path": "non-empty text"}  # any other key: text
 
 
@@ -156,13 +157,15 @@ def local_path_variable(name: str) -> str:
 
 @dataclass(frozen=True)
 class ModelStore:
-    """Where the models are: the registry file, the cache of converted weights, and local
-    copies of hub models by name. The stage scripts build it (from the repository layout and
+    """Where the models are: the registry file, the cache of converted weights, local copies of
+    hub models by name, the Hugging Face cache and whether the hub may be reached. The stage scripts build it (from the repository layout and
     the environment); library code only receives it, so it never picks a path itself."""
 
     registry: Path
     cache: Path
     local: Mapping[str, Path] = field(default_factory=dict)
+    hf_cache: Path | None = None  # the Hugging Face hub cache; None: the hub client's default
+    offline: bool = False  # never download a hub model (HF_HUB_OFFLINE)
 
     def specs(self) -> dict[str, ModelSpec]:
         return load_registry(self.registry)

@@ -7,8 +7,9 @@ safetensors in the store's cache folder (``ModelStore.cache``). Later loads reus
 copy after checking the hash recorded at conversion time.
 
 hub models: a local path (argument, or the store's ``local`` entry for the model) or the
-local Hugging Face cache at the pinned revision. Offline, a missing model is an error that names the
-model, the revision and how to provide a local path; never a silent fallback.
+Hugging Face cache at the pinned full commit (however it was downloaded), else downloaded into that
+cache when the hub client is online. A missing model is an error that names the model, the revision
+and how to provide it; never a silent fallback.
 """
 from __future__ import annotations
 
@@ -111,28 +112,38 @@ def _check_converted(spec: ModelSpec, out: Path) -> bool:
     return True
 
 
-def _hub(spec: ModelSpec, local_path: str | Path | None) -> Path:
+def _hub(spec: ModelSpec, local_path: str | Path | None, hf_cache: Path | None, offline: bool) -> Path:
+    """A local path if given; else the pinned commit from the HF cache, whatever branch it was
+    downloaded at (the cache keeps every snapshot under its full commit hash); else a download into
+    that cache, unless ``offline``."""
     if local_path:
         path = Path(local_path)
         if not (path / "config.json").exists():
             raise ModelError(f"{spec.name}: local path {path} has no config.json")
         return path
+    from huggingface_hub import snapshot_download
+    cache = str(hf_cache) if hf_cache else None
     try:
-        from huggingface_hub import snapshot_download
-        return Path(snapshot_download(spec.repo, revision=spec.revision, local_files_only=True))
-    except Exception:
-        raise ModelError(
-            f"{spec.name}: {spec.repo} at revision {spec.revision} is not available offline. Download "
-            f"it on a machine with network (`huggingface-cli download {spec.repo} --revision "
-            f"{spec.revision}`) or point {local_path_variable(spec.name)} (or --model-path) at a local "
-            f"copy of that revision.") from None
+        return Path(snapshot_download(spec.repo, revision=spec.revision, cache_dir=cache, local_files_only=True))
+    except Exception:  # not in the cache (LocalEntryNotFoundError and its kin)
+        pass
+    how = (f"Download it (`hf download {spec.repo} --revision {spec.revision}`) or point "
+           f"{local_path_variable(spec.name)} (or --model-path) at a local copy of that revision.")
+    if offline:
+        raise ModelError(f"{spec.name}: {spec.repo} at revision {spec.revision} is not in the Hugging Face "
+                         f"cache{f' {hf_cache}' if hf_cache else ''} and HF_HUB_OFFLINE is set. {how}")
+    try:
+        return Path(snapshot_download(spec.repo, revision=spec.revision, cache_dir=cache))
+    except Exception as e:
+        raise ModelError(f"{spec.name}: {spec.repo} at revision {spec.revision} is not in the Hugging Face cache "
+                         f"and could not be downloaded ({type(e).__name__}). {how}") from None
 
 
 def model_dir(store: ModelStore, name: str, local_path: str | Path | None = None) -> Path:
     """Local folder with config, safetensors weights and tokenizer for a registered model."""
     spec = store.spec(name)
     if spec.source == "hub":
-        return _hub(spec, local_path or store.local.get(name))
+        return _hub(spec, local_path or store.local.get(name), store.hf_cache, store.offline)
     out = store.cache / spec.name
     out.parent.mkdir(parents=True, exist_ok=True)
     # runs of one `dvc repro -j` may ask for the same model at once: one converts, the others wait
