@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+from .. import chat
 from ..models.mlx_config import mlx_config_overrides
 from .base import BackendState, GenConfig, GenOut, cached_increment
 
@@ -33,7 +34,7 @@ class MLXBackend:
         self._step = importlib.import_module("mlx_lm.generate").generate_step
 
     def render(self, messages: list[dict]) -> str:
-        return self.tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        return chat.prompt(self.tok, messages)
 
     def generate(self, states: list[BackendState], prompts: list[str], gen: GenConfig,
                  seeds: list[int]) -> list[GenOut]:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import torch
 
+from .. import chat
 from ..devices import pick_device
 from .base import BackendState, GenConfig, GenOut, cached_increment
 
@@ -94,7 +95,7 @@ class TorchBackend:
         self._layer_cls = _prealloc_layer_class()
 
     def render(self, messages: list[dict]) -> str:
-        return self.tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        return chat.prompt(self.tok, messages)
 
     def continuous(self, gen: GenConfig, slots: int):
         """A token-level continuous batch over this model (:mod:`.torch_continuous`)."""

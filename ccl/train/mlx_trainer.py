@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .. import chat
 from ..jsonio import orphans, temp_prefix
 from ..models.mlx_config import mlx_config_overrides
 from .errors import CheckpointError, check_fingerprint
@@ -40,7 +41,7 @@ class MLXModel:
         return self.tok(text, add_special_tokens=False).input_ids
 
     def pack(self, messages: list[dict], max_length: int) -> Packed:
-        return pack_episode(self.tokenize, self.tok.apply_chat_template, messages, self.end_ids, max_length)
+        return pack_episode(self.tokenize, chat.template(self.tok), messages, self.end_ids, max_length)
 
 
 def load_for_training(folder: Path, recipe: TrainRecipe, seed: int, device: str | None = None) -> MLXModel:

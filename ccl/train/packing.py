@@ -15,9 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..chat import Render
 from ..prompt_head import head_end
-
-Render = Callable[..., str]  # tokenizer.apply_chat_template(messages, tokenize=False, ...)
 
 
 class PackingError(ValueError):

@@ -19,6 +19,7 @@ from typing import Callable
 
 import torch
 
+from .. import chat
 from ..jsonio import atomic_write_bytes
 from .errors import CheckpointError, check_fingerprint
 from .packing import Packed, pack_episode
@@ -43,7 +44,7 @@ class TorchModel:
         return self.tok(text, add_special_tokens=False).input_ids
 
     def pack(self, messages: list[dict], max_length: int) -> Packed:
-        return pack_episode(self.tokenize, self.tok.apply_chat_template, messages, self.end_ids, max_length)
+        return pack_episode(self.tokenize, chat.template(self.tok), messages, self.end_ids, max_length)
 
 
 def end_token_ids(tok, model) -> set[int]:
