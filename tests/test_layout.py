@@ -11,7 +11,8 @@ TOP = ("data", "results", "runs", "logs", "archive", "web", "configs", "models",
 # The report reads one repository-shaped root the script passes (--root); its artifact names, relative
 # to that root, are declared in one module and shown on the pages as each number's source.
 REPORT_LAYOUT = "ccl/report/artifacts.py"
-SITE_INTERNAL = "data/traces"  # a folder inside the site being written (web/public/data/traces), not the repository
+# folders inside the site being written (web/public/data/...), not the repository's
+SITE_INTERNAL = ("data/traces", "data/replay")
 
 
 def library_files() -> list[Path]:

@@ -19,7 +19,7 @@ def run(cfg: AnalyzeConfig, profile: str, replay: Path, episodes: Path, out: Pat
     replay_eff, replay_eff_hashes = load_efficiency(replay, "replay_judge")
     episode_eff, episode_eff_hashes = load_efficiency(episodes, "judge")
     inputs = {**{f"replay/{k}": v for k, v in {**hashes, **replay_eff_hashes}.items()},
-              **{f"runs/{k}": v for k, v in {**ep_hashes, **episode_eff_hashes}.items()}}
+              **{f"episodes/{k}": v for k, v in {**ep_hashes, **episode_eff_hashes}.items()}}
     try:
         configs = build_configs(graded, cfg.main_splits)
         summary = build_summary(configs, episode_success(judged, cfg.main_splits), cfg, inputs,
