@@ -12,15 +12,12 @@ def _rss_peak_gb(platform: str = sys.platform) -> float:
 
 
 def _accelerator_peak_gb() -> float:
-    """Peak memory the accelerator allocated for this process: CUDA through torch, Metal through mlx
-    (only if mlx is already loaded: measuring must not import a framework)."""
+    """Peak memory the accelerator allocated for this process: CUDA through torch, Metal through mlx,
+    each only if already loaded (measuring must not import a framework and grow the process)."""
     peak = 0.0
-    try:
-        import torch
-        if torch.cuda.is_available():
-            peak = torch.cuda.max_memory_allocated() / 2**30
-    except ImportError:
-        pass
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        peak = torch.cuda.max_memory_allocated() / 2**30
     mx = sys.modules.get("mlx.core")
     if mx is not None and getattr(getattr(mx, "metal", None), "is_available", lambda: False)():
         peak = max(peak, mx.get_peak_memory() / 2**30)

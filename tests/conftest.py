@@ -1,6 +1,11 @@
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+# No test may download: the hub client reads this once, when first imported (and the scripts'
+# model store reads it too), so it is set before anything imports huggingface_hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pytest
 from subproc import run_py

@@ -63,9 +63,13 @@ def test_a_hub_model_downloaded_at_main_is_found_offline_by_its_pinned_commit(tm
     snap = _fabricated_hub_cache(tmp_path / "hub", "Qwen/Qwen2.5-0.5B-Instruct", commit)
     store = ModelStore(MODEL_REGISTRY, tmp_path / "cache", hf_cache=tmp_path / "hub", offline=True)
     assert weights.model_dir(store, "qwen2.5-0.5b-instruct") == snap
+    # main has moved on since that download: the pinned commit is still the one found
+    (snap.parents[1] / "refs" / "main").write_text("f" * 40)
+    assert weights.model_dir(store, "qwen2.5-0.5b-instruct") == snap
     # a short hash (what the registry held before) is not a ref and not a snapshot: the cache cannot find it
     from huggingface_hub import snapshot_download
-    with pytest.raises(Exception):
+    from huggingface_hub.errors import LocalEntryNotFoundError
+    with pytest.raises(LocalEntryNotFoundError):
         snapshot_download("Qwen/Qwen2.5-0.5B-Instruct", revision=commit[:12], cache_dir=str(tmp_path / "hub"),
                           local_files_only=True)
     # another commit in the cache is never taken for the pinned one
@@ -74,6 +78,10 @@ def test_a_hub_model_downloaded_at_main_is_found_offline_by_its_pinned_commit(tm
     with pytest.raises(ModelError, match="is not in the Hugging Face cache"):
         weights.model_dir(ModelStore(MODEL_REGISTRY, tmp_path / "cache", hf_cache=other, offline=True),
                           "qwen2.5-0.5b-instruct")
+    # a snapshot without config.json (a partial download) is refused, not loaded
+    (snap / "config.json").unlink()
+    with pytest.raises(ModelError, match="has no config.json"):
+        weights.model_dir(store, "qwen2.5-0.5b-instruct")
 
 
 def test_a_short_hub_revision_is_refused_naming_the_key(tmp_path):

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from ccl import chat
 from ccl.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
 from ccl.manifest import verify_tree
 from ccl.oracle import OraclePolicy
@@ -76,7 +77,7 @@ def test_packed_loss_equals_per_turn_examples_token_by_token(tiny_model, data_di
                 p.normal_(0, 0.5)
     row = next(r for r in read_jsonl(data_dir / "variants" / "C.jsonl") if r["n_assistant_turns"] >= 3)
     packed = tm.pack(row["messages"], 10**6)
-    examples = per_turn_examples(tm.tokenize, tm.tok.apply_chat_template, row["messages"], tm.end_ids)
+    examples = per_turn_examples(tm.tokenize, chat.template(tm.tok), row["messages"], tm.end_ids)
     assert packed.turns == len(examples) == row["n_assistant_turns"] >= 3
     whole = token_losses(tm.model, packed, "cpu")
     parts = torch.cat([token_losses(tm.model, ex, "cpu") for ex in examples])
@@ -104,13 +105,13 @@ def test_only_assistant_replies_and_their_end_token_carry_loss(tiny_model, data_
 def test_pieces_follow_the_inference_split_and_truncation_keeps_whole_turns(tiny_model, data_dir):
     tm = load_for_training(tiny_model, TINY, seed=0, device="cpu")
     row = next(r for r in read_jsonl(data_dir / "variants" / "C.jsonl") if r["n_assistant_turns"] >= 3)
-    parts = pieces(tm.tok.apply_chat_template, row["messages"])
-    assert "".join(t for t, _ in parts) == tm.tok.apply_chat_template(row["messages"], tokenize=False)
+    parts = pieces(chat.template(tm.tok), row["messages"])
+    assert "".join(t for t, _ in parts) == chat.template(tm.tok)(row["messages"], tokenize=False)
     assert parts[0][0].endswith("no tool can do it). Retry a call that timed out; use the declared fallback "
                                 "when a service is unavailable. If no tool is needed, answer directly.")
     full = tm.pack(row["messages"], 10**6)
-    first_two = per_turn_examples(tm.tokenize, tm.tok.apply_chat_template, row["messages"], tm.end_ids)[1]
-    cut = pack_episode(tm.tokenize, tm.tok.apply_chat_template, row["messages"], tm.end_ids,
+    first_two = per_turn_examples(tm.tokenize, chat.template(tm.tok), row["messages"], tm.end_ids)[1]
+    cut = pack_episode(tm.tokenize, chat.template(tm.tok), row["messages"], tm.end_ids,
                        max_length=len(first_two.input_ids))
     assert (cut.turns, cut.truncated) == (2, full.turns - 2)
     assert cut.input_ids == full.input_ids[: len(cut.input_ids)] and cut.labels[-1]
@@ -153,7 +154,7 @@ def test_shared_head_loss_and_gradients_equal_the_per_row_computation(tiny_model
                 p.normal_(0, 0.5)
     rows = list(read_jsonl(data_dir / "variants" / "C.jsonl"))[:3]
     batch = [tm.pack(r["messages"], 10**6) for r in rows]
-    head = len(tm.tokenize(pieces(tm.tok.apply_chat_template, rows[0]["messages"])[0][0]))
+    head = len(tm.tokenize(pieces(chat.template(tm.tok), rows[0]["messages"])[0][0]))
     assert common_head(batch) == head == batch[0].head > 100
     assert len({len(p.input_ids) for p in batch}) > 1  # rows of different lengths: padding is exercised
     tm.model.train()

@@ -122,21 +122,32 @@ def _hub(spec: ModelSpec, local_path: str | Path | None, hf_cache: Path | None, 
             raise ModelError(f"{spec.name}: local path {path} has no config.json")
         return path
     from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import IncompleteSnapshotError, LocalEntryNotFoundError
     cache = str(hf_cache) if hf_cache else None
-    try:
-        return Path(snapshot_download(spec.repo, revision=spec.revision, cache_dir=cache, local_files_only=True))
-    except Exception:  # not in the cache (LocalEntryNotFoundError and its kin)
-        pass
     how = (f"Download it (`hf download {spec.repo} --revision {spec.revision}`) or point "
            f"{local_path_variable(spec.name)} (or --model-path) at a local copy of that revision.")
+    found = None
+    try:
+        found = Path(snapshot_download(spec.repo, revision=spec.revision, cache_dir=cache, local_files_only=True))
+    except IncompleteSnapshotError as e:  # in the cache, but files of that commit are missing
+        if offline:
+            raise ModelError(f"{spec.name}: the cached snapshot of {spec.repo} at {spec.revision} is incomplete "
+                             f"({e}). {how}") from None
+    except LocalEntryNotFoundError:  # not in the cache at all
+        pass
+    if found is not None:
+        if not (found / "config.json").exists():
+            raise ModelError(f"{spec.name}: the cached snapshot {found} has no config.json (a partial download?). {how}")
+        return found
     if offline:
         raise ModelError(f"{spec.name}: {spec.repo} at revision {spec.revision} is not in the Hugging Face "
-                         f"cache{f' {hf_cache}' if hf_cache else ''} and HF_HUB_OFFLINE is set. {how}")
+                         f"cache{f' {hf_cache}' if hf_cache else ''} and the hub client is offline "
+                         f"(HF_HUB_OFFLINE). {how}")
     try:
         return Path(snapshot_download(spec.repo, revision=spec.revision, cache_dir=cache))
-    except Exception as e:
+    except Exception as e:  # network, authentication, a revision the hub does not know: say which
         raise ModelError(f"{spec.name}: {spec.repo} at revision {spec.revision} is not in the Hugging Face cache "
-                         f"and could not be downloaded ({type(e).__name__}). {how}") from None
+                         f"and could not be downloaded ({type(e).__name__}: {e}). {how}") from e
 
 
 def model_dir(store: ModelStore, name: str, local_path: str | Path | None = None) -> Path:

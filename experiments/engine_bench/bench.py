@@ -38,6 +38,7 @@ ROOT = HERE.parents[1]
 if str(ROOT) not in sys.path:  # run as a script
     sys.path.insert(0, str(ROOT))
 
+from ccl import chat
 from ccl.judging import verdict_row
 from ccl.models.weights import model_dir
 from ccl.policy.base import GenConfig, ModelPolicy, cached_increment
@@ -101,7 +102,7 @@ class Tok:
         self.eos_ids = sorted({i for i in eos + [self.tok.eos_token_id] if i is not None})
 
     def render(self, messages: list[dict]) -> str:
-        return self.tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        return chat.prompt(self.tok, messages)
 
     def encode(self, text: str) -> list[int]:
         return self.tok(text, add_special_tokens=False).input_ids
