@@ -415,7 +415,6 @@ class GenerationRecord(TypedDict):
     splits: list[str]
     efficiency: Efficiency
     latency_s: dict[str, float]  # task id -> seconds from the episode's start to its end
-    provenance: NotRequired[str]  # how the transcripts were made when not by the evaluate stage
 
 
 class RunSummary(TypedDict):

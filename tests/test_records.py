@@ -104,7 +104,7 @@ def test_committed_verdict_rows_and_summaries_match_the_record_types():
         assert_rows_fit(list(summary["splits"].values()) + [summary["pooled_main"]], R.SplitMetrics, name)
         summaries.append(summary)
         generations.append(read_json(RUNS / name / "generation.json"))
-    # one record per run: an optional key (a recovered run's provenance) need only occur in some run
+    # one record per run: an optional key need only occur in some run
     assert_rows_fit(summaries, R.RunSummary, "every run's metrics.json")
     assert_rows_fit([s["efficiency"] for s in summaries], R.Efficiency, "every run's metrics.json")
     assert_rows_fit(generations, R.GenerationRecord, "every run's generation.json")
