@@ -34,7 +34,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy import stats as sps
 
-from .analysis import VERDICTS, AlignmentError, AnalyzeConfig, POOLED, _pct, cell_seed, config_order, group_runs
+from .analysis import (VERDICTS, AlignmentError, AnalyzeConfig, POOLED, _cell, _pct, cell_seed, config_order,
+                       group_runs)
 from .inputs import read_record, read_rows
 from .jsonio import sha256_file
 from .records import DecisionKind, ReplayVerdict
@@ -51,14 +52,13 @@ WORST = 3
 class SplitCounts:
     """One configuration's replay on one split (or the main splits pooled).
 
-    tasks: task ids in sorted order; den: (tasks,) decisions per task; num / strict: (tasks,)
-    passes (strict: passes with a schema-exact action) per task, mean over the seeds.
+    tasks: task ids in sorted order; den: (tasks,) decisions per task; num: (tasks,) passes per
+    task, mean over the seeds.
     """
 
     tasks: tuple[str, ...]
     den: np.ndarray
     num: np.ndarray
-    strict: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def load_rows(folder: Path, stage: str) -> tuple[dict[str, list[dict]], dict[str
 
 def _split_counts(config: str, split: str, per_run: Mapping[str, list[dict]]) -> SplitCounts:
     keys = None
-    passes, strict = [], []
+    passes = []
     for run, rows in per_run.items():
         mine = sorted((r for r in rows if r["dataset"] == split or (split == POOLED and r["pooled"])),
                       key=lambda r: (r["dataset"], r["task_id"], r["index"]))
@@ -103,18 +103,14 @@ def _split_counts(config: str, split: str, per_run: Mapping[str, list[dict]]) ->
             raise AlignmentError(f"replay of {config}: run {run} answered other decisions than "
                                  f"{next(iter(per_run))} on {split}; rerun replay with the same golden set")
         passes.append([r["verdict"] == ReplayVerdict.PASS for r in mine])
-        strict.append([r["verdict"] == ReplayVerdict.PASS and r["strict"] for r in mine])
     task_of = [f"{d}/{t}" if split == POOLED else t for d, t, _ in keys or []]
     tasks = tuple(sorted(set(task_of)))
     col = {t: i for i, t in enumerate(tasks)}
     idx = np.array([col[t] for t in task_of], dtype=np.int64)
 
-    def per_task(hits: list[list[bool]]) -> np.ndarray:
-        mean = np.asarray(hits, dtype=np.float64).mean(axis=0) if hits and hits[0] else np.zeros(0)
-        return np.bincount(idx, weights=mean, minlength=len(tasks))
-
+    mean = np.asarray(passes, dtype=np.float64).mean(axis=0) if passes and passes[0] else np.zeros(0)
     den = np.bincount(idx, minlength=len(tasks)).astype(np.float64)
-    return SplitCounts(tasks, den, per_task(passes), per_task(strict))
+    return SplitCounts(tasks, den, np.bincount(idx, weights=mean, minlength=len(tasks)))
 
 
 def build_configs(runs: Mapping[str, list[dict]], main_splits: Sequence[str]) -> dict[str, ReplayConfig]:
@@ -146,11 +142,6 @@ def episode_success(runs: Mapping[str, list[dict]], main_splits: Sequence[str]) 
 
 
 # ---------------------------------------------------------------- tables
-def _rate_cell(c: SplitCounts, cfg: AnalyzeConfig, seed: int) -> dict:
-    ci = cluster_rate(c.num, c.den, cfg.n_resamples, cfg.alpha, seed)
-    return {"mean": _pct(ci.mean), "low": _pct(ci.low), "high": _pct(ci.high), "n": len(c.tasks)}
-
-
 def _share(x: float | None) -> float | None:
     return None if x is None else _pct(x)
 
@@ -164,7 +155,9 @@ def replay_by_split(configs: Mapping[str, ReplayConfig], cfg: AnalyzeConfig) -> 
         row: dict[str, Any] = {"config": name, "seeds": len(rc.runs)}
         for split in (*cfg.main_splits, POOLED):
             c = rc.splits.get(split)
-            row[split] = None if c is None else _rate_cell(c, cfg, cell_seed(cfg.seed, "replay", name, split))
+            row[split] = None if c is None else _cell(
+                cluster_rate(c.num, c.den, cfg.n_resamples, cfg.alpha, cell_seed(cfg.seed, "replay", name, split)),
+                len(c.tasks))
         pooled_rows = [r for r in rc.rows if r["pooled"]]
         m = summarise(pooled_rows) if pooled_rows else {}
         row["decisions"] = int(rc.splits[POOLED].den.sum()) if POOLED in rc.splits else 0

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._common import TASK_STREAM, check_alpha, check_count, chunks, stream
-from .bootstrap import Interval
+from .bootstrap import Interval, _percentile_interval
 from .paired import PairedResult, sign_flip_p
 
 
@@ -50,11 +50,6 @@ def _task_draws(n_tasks: int, n_resamples: int, seed: int):
         yield rng.integers(0, n_tasks, size=(size, n_tasks))
 
 
-def _interval(mean: float, stats: np.ndarray, alpha: float) -> Interval:
-    low, high = np.quantile(stats, [alpha / 2, 1 - alpha / 2])
-    return Interval(float(mean), float(low), float(high))
-
-
 def cluster_rate(num: npt.ArrayLike, den: npt.ArrayLike, n_resamples: int = 4000, alpha: float = 0.05,
                  seed: int = 0) -> Interval:
     """The pooled rate sum(num) / sum(den) with a task-cluster percentile bootstrap CI.
@@ -67,7 +62,7 @@ def cluster_rate(num: npt.ArrayLike, den: npt.ArrayLike, n_resamples: int = 4000
     check_count(n_resamples, "n_resamples")
     check_alpha(alpha)
     out = np.concatenate([n[idx].sum(axis=1) / d[idx].sum(axis=1) for idx in _task_draws(n.size, n_resamples, seed)])
-    return _interval(n.sum() / d.sum(), out, alpha)
+    return _percentile_interval(n.sum() / d.sum(), out, alpha)
 
 
 def cluster_paired_difference(num_a: npt.ArrayLike, num_b: npt.ArrayLike, den: npt.ArrayLike,
@@ -88,7 +83,7 @@ def cluster_paired_difference(num_a: npt.ArrayLike, num_b: npt.ArrayLike, den: n
     diff = a - b
     stats = np.concatenate([diff[idx].sum(axis=1) / d[idx].sum(axis=1)
                             for idx in _task_draws(diff.size, n_resamples, seed)])
-    ci = _interval(diff.sum() / d.sum(), stats, alpha)
+    ci = _percentile_interval(diff.sum() / d.sum(), stats, alpha)
     p = sign_flip_p(diff, n_flips=n_flips, seed=seed)
     return PairedResult(diff=ci.mean, low=ci.low, high=ci.high, p=p, n_tasks=int(diff.size),
                         n_nonzero=int(np.count_nonzero(diff)))
@@ -135,5 +130,5 @@ def cluster_correlation(x_num: npt.ArrayLike, x_den: npt.ArrayLike, y_num: npt.A
     dropped = int(stats.size - kept.size)
     if kept.size == 0 or np.isnan(point):
         return Correlation(float(point), float("nan"), float("nan"), dropped)
-    ci = _interval(point, kept, alpha)
+    ci = _percentile_interval(point, kept, alpha)
     return Correlation(ci.mean, ci.low, ci.high, dropped)
