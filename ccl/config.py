@@ -23,7 +23,7 @@ from typing_extensions import TypedDict  # pydantic needs this one, not typing's
 from .errors import StageError
 from .vocabulary import RUNS
 
-PROFILES = ("paper", "cpu", "smoke")
+PROFILES = ("paper", "paper-cuda", "cpu", "smoke")  # paper-cuda: paper sizes, a teacher that runs on CUDA
 # the top level of params.yaml: the profile, the run matrix, and one section per stage
 SECTIONS = ("profile", "runs", "models", "build_datasets", "distill", "build_sft", "train", "evaluate", "analyze")
 T = TypeVar("T")

@@ -426,3 +426,24 @@ def test_a_full_disk_ends_training_in_one_line_and_leaves_no_adapter(tiny_model,
     assert err[0].startswith(f"train: No space left on device: {tmp_path / 'runs' / 'C_s0'}") and "free disk" in err[0]
     assert not (tmp_path / "runs" / "C_s0" / "summary.json").exists()
     assert not list((tmp_path / "runs").rglob("adapter_model.safetensors"))
+
+
+def test_mlx_gradient_checkpointing_is_honoured_and_changes_no_number(tiny_model, data_dir):
+    """The recipe's switch reaches MLX (mlx-lm's block recomputation) and the step's loss and
+    gradient norm stay those of the plain step. It runs last in this module: the switch patches
+    the block class for the rest of the process (forward values unchanged)."""
+    import dataclasses
+
+    from ccl.train import mlx_trainer as M
+    rows = list(read_jsonl(data_dir / "variants" / "C.jsonl"))[:2]
+    got = {}
+    for checkpointing in (False, True):
+        recipe = dataclasses.replace(TINY, gradient_checkpointing=checkpointing, batch_size=1)
+        tm = M.load_for_training(tiny_model, recipe, seed=0)
+        block = type(tm.model.layers[0]).__call__
+        got[checkpointing] = M.train_step(tm, M.make_optimizer(tm, recipe), [tm.pack(r["messages"], 10**6)
+                                                                            for r in rows], recipe, 1e-2), block
+    (plain, plain_call), (ckpt, ckpt_call) = got[False], got[True]
+    assert ckpt_call is not plain_call  # the recomputing call replaced the block's own
+    assert ckpt["loss"] == pytest.approx(plain["loss"], rel=1e-5)
+    assert ckpt["grad_norm"] == pytest.approx(plain["grad_norm"], rel=1e-4)

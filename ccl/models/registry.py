@@ -35,7 +35,9 @@ class ModelSpec:
 
 @dataclass(frozen=True)
 class ModelsConfig:
-    """Which registered models a profile uses (params.yaml ``models``); defaults are the paper's."""
+    """Which registered models a profile uses (params.yaml ``models``). Defaults: the paper's models;
+    params.yaml's ``paper`` profile moves the student to MLX (Apple silicon, as the write-up ran it) and
+    ``paper-cuda`` the teacher to its bf16 checkpoint on torch."""
 
     student: str = "qwen2.5-0.5b-instruct"
     student_backend: str = "torch"  # torch | mlx: the student, trained runs and training

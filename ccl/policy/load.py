@@ -1,6 +1,7 @@
 """Build a policy by name: ``oracle``, or a registered model on a backend (torch | mlx)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from ..models.registry import ModelError, ModelStore
@@ -17,10 +18,24 @@ def load_backend(store: ModelStore, model: str, backend: str = "torch", adapter:
         raise ModelError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     folder = model_dir(store, model, model_path)  # an unknown name fails here, naming the registry
     if backend == "torch":
+        check_torch_loadable(model, folder)
         from .torch_backend import TorchBackend
         return TorchBackend(folder, adapter)
     from .mlx_backend import MLXBackend
     return MLXBackend(folder, adapter)
+
+
+def check_torch_loadable(model: str, folder: Path) -> None:
+    """Refuse, with the fix, a checkpoint that transformers cannot load: MLX-quantised weights (an
+    mlx-community conversion) otherwise fail deep inside transformers with "no quant_method attribute"."""
+    config = json.loads((Path(folder) / "config.json").read_text())
+    quant = config.get("quantization_config") or config.get("quantization")
+    if isinstance(quant, dict) and "quant_method" not in quant:
+        raise ModelError(f"{model}: {folder} holds MLX-quantised weights (config.json 'quantization' "
+                         f"{ {k: quant[k] for k in sorted(quant) if k in ('bits', 'group_size')} }), which the torch "
+                         "backend cannot load; run it on the mlx backend (Apple silicon, or mlx[cpu]), or choose "
+                         "a bf16 checkpoint: the paper-cuda profile's teacher qwen3.5-4b (dvc exp run -S "
+                         "profile=paper-cuda)")
 
 
 def load_policy(store: ModelStore, name: str, backend: str = "torch", adapter: str | Path | None = None,

@@ -16,16 +16,23 @@ The increment is tokenised on its own, so a token boundary may differ from token
 the whole conversation at once (as in every prefix-caching server); when the rendered
 prompt does not extend the cached text (a template that rewrites history), the episode
 falls back to a full prefill.
+
+Hybrid models (Qwen3.5: gated linear-attention layers beside attention layers) keep, per
+linear layer, a fixed-size convolution and recurrent state instead of keys and values. Those
+states cannot be left-padded: a padding position between a stored state and its increment
+still decays the recurrent state and shifts the convolution window. So each row's increment
+is prefilled on its own (no padding) and the rows then decode together, one token per step,
+where no padding arises. Such models get no token-level continuous decoder (its shared
+buffers assume keys and values in every layer); rollouts run them in lock-step by turn.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import torch
 
 from .. import chat
-from ..devices import pick_device
+from ..devices import cpu_threads, pick_device
 from .base import BackendState, GenConfig, GenOut, cached_increment
 
 
@@ -65,6 +72,33 @@ def _prealloc_layer_class():
     return PreallocLayer
 
 
+def _state_layer_class():
+    from transformers.cache_utils import LinearAttentionLayer
+
+    class StateLayer(LinearAttentionLayer):
+        """A linear-attention layer's cache started from given per-row states; transformers' own
+        layer cannot drop finished rows (no ``batch_select_indices``)."""
+
+        def __init__(self, conv: torch.Tensor | None = None, rec: torch.Tensor | None = None):
+            super().__init__()
+            if conv is not None:  # the first update of a fresh layer stores the states as given
+                self.update_conv_state(conv)
+                self.update_recurrent_state(rec)
+
+        def batch_select_indices(self, indices: torch.Tensor) -> None:
+            self.conv_states[0] = self.conv_states[0][indices]
+            self.recurrent_states[0] = self.recurrent_states[0][indices]
+
+    return StateLayer
+
+
+def linear_layers(config) -> list[bool]:
+    """Per decoder layer: does it keep a linear-attention state (not keys and values)?"""
+    cfg = config.get_text_config()
+    kinds = getattr(cfg, "layer_types", None) or []
+    return [i < len(kinds) and kinds[i] == "linear_attention" for i in range(cfg.num_hidden_layers)]
+
+
 class TorchBackend:
     name = "torch"
 
@@ -73,8 +107,8 @@ class TorchBackend:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.device = pick_device(device)
-        if self.device == "cpu":
-            torch.set_num_threads(threads or os.cpu_count() or 1)
+        if self.device == "cpu":  # accelerators: torch's own host threads stay as they are
+            torch.set_num_threads(cpu_threads(threads))
         # float32 on CPU (bf16 is emulated and very slow there); bf16 on accelerators
         dtype = torch.float32 if self.device == "cpu" else torch.bfloat16
         self.tok = AutoTokenizer.from_pretrained(model_dir)
@@ -87,18 +121,24 @@ class TorchBackend:
         eos = eos if isinstance(eos, list) else [eos]
         self.eos_ids = {i for i in eos + [self.tok.eos_token_id] if i is not None}
         self.pad_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else min(self.eos_ids)
-        cfg = self.model.config  # the KV cache's shape, for the batch caches of both schedules
+        cfg = self.model.config.get_text_config()  # the KV cache's shape, for the batch caches of both schedules
         self.kv_heads = cfg.num_key_value_heads
         self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
         self.dtype = next(self.model.parameters()).dtype
-        self._prefixes: dict[str, tuple[list, int]] = {}  # shared prompt head -> (KV per layer, length)
+        self.linear = linear_layers(self.model.config)
+        self.hybrid = any(self.linear)
+        self._prefixes: dict[str, tuple[list, int]] = {}  # shared prompt head -> (state per layer, length)
         self._layer_cls = _prealloc_layer_class()
+        self._state_cls = _state_layer_class() if self.hybrid else None
 
     def render(self, messages: list[dict]) -> str:
         return chat.prompt(self.tok, messages)
 
     def continuous(self, gen: GenConfig, slots: int):
-        """A token-level continuous batch over this model (:mod:`.torch_continuous`)."""
+        """A token-level continuous batch over this model (:mod:`.torch_continuous`); None for a
+        hybrid model, whose linear-attention states the shared key/value buffers cannot hold."""
+        if self.hybrid:
+            return None
         from .torch_continuous import ContinuousDecoder
         return ContinuousDecoder(self, gen, slots)
 
@@ -110,7 +150,8 @@ class TorchBackend:
             ids = torch.tensor([self.tok(prefix, add_special_tokens=False).input_ids], device=self.device)
             with torch.inference_mode():
                 cache = self.model(input_ids=ids, use_cache=True, logits_to_keep=1).past_key_values
-            self._prefixes[prefix] = ([(layer.keys[0], layer.values[0]) for layer in cache.layers], ids.shape[1])
+            everything = torch.arange(ids.shape[1], device=self.device)
+            self._prefixes[prefix] = (self._row_state(cache, 0, everything), ids.shape[1])
         st["kv"], st["len"] = self._prefixes[prefix]
         st["text"] = prefix
 
@@ -134,11 +175,13 @@ class TorchBackend:
 
         lens = [st.get("len", 0) for st in states]
         S = max(lens)
-        cfg = self.model.config
         H, D, dtype = self.kv_heads, self.head_dim, self.dtype
-        cache = DynamicCache(config=cfg)
+        cache = DynamicCache(config=self.model.config)
         layers = []
-        for li in range(cfg.num_hidden_layers):
+        for li in range(len(self.linear)):
+            if self.linear[li]:
+                layers.append(self._state_layer(states, li))
+                continue
             K = torch.zeros(len(states), H, capacity, D, dtype=dtype, device=self.device)
             V = torch.zeros_like(K)
             for i, st in enumerate(states):
@@ -149,11 +192,27 @@ class TorchBackend:
         cache.layers = layers
         return cache, lens
 
-    @staticmethod
-    def _store(st: BackendState, cache, row: int, mask_row: torch.Tensor) -> None:
+    def _state_layer(self, states: list[BackendState], li: int):
+        """Linear layer ``li``'s cache for a batch: every row's stored states, or none (a fresh batch).
+        A batch mixing both cannot exist: a state is never padded (module docstring)."""
+        stored = [bool(st.get("len")) for st in states]
+        if not any(stored):
+            return self._state_cls()
+        if not all(stored):
+            raise ValueError("a hybrid model's batch mixes rows with and without stored states")
+        return self._state_cls(torch.stack([st["kv"][li][0] for st in states]),
+                               torch.stack([st["kv"][li][1] for st in states]))
+
+    def _row_state(self, cache, row: int, keep: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """One row's cache, per layer: keys and values at the positions ``keep`` (padding removed), or
+        a linear layer's convolution and recurrent states."""
+        return [(layer.conv_states[0][row].clone(), layer.recurrent_states[0][row].clone()) if lin
+                else (layer.keys[row][:, keep].clone(), layer.values[row][:, keep].clone())
+                for layer, lin in zip(cache.layers, self.linear)]
+
+    def _store(self, st: BackendState, cache, row: int, mask_row: torch.Tensor) -> None:
         keep = mask_row.nonzero().squeeze(1)
-        st["kv"] = [(layer.keys[row][:, keep].clone(), layer.values[row][:, keep].clone())
-                    for layer in cache.layers]
+        st["kv"] = self._row_state(cache, row, keep)
         st["len"] = int(keep.numel())
 
     def _sample(self, logits: torch.Tensor, gen: GenConfig, gens: list) -> torch.Tensor:
@@ -171,6 +230,8 @@ class TorchBackend:
         """One forward over every row's stored cache plus its increment (both left-padded).
         Returns the last position's logits, the batch cache (``room`` free positions after the
         prompt), the attention mask and each row's stored length."""
+        if self.hybrid:
+            return self._prefill_rows(states, incs, room)
         dev = self.device
         T = max(len(x) for x in incs)
         S = max(st.get("len", 0) for st in states)
@@ -192,6 +253,27 @@ class TorchBackend:
                             use_cache=True, logits_to_keep=1).logits[:, -1]
         return logits, cache, mask, lens
 
+    def _prefill_rows(self, states: list[BackendState], incs: list[list[int]], room: int):
+        """:meth:`_prefill` for a hybrid model: each row's increment on its own stored state (no padding,
+        which would corrupt a linear layer's state), then one batch cache of every row, left-padded
+        keys and values beside stacked linear states, for decoding. Same returns as :meth:`_prefill`."""
+        lens, logits = [], []
+        for st, inc in zip(states, incs):
+            L, n = st.get("len", 0), len(inc)
+            cache, _ = self._batch_cache([st], L + n)
+            ids = torch.tensor([inc], device=self.device)
+            pos = torch.arange(L, L + n, device=self.device)[None]
+            logits.append(self.model(input_ids=ids, position_ids=pos, cache=cache, use_cache=True,
+                                     logits_to_keep=1).logits[0, -1])
+            st["kv"], st["len"] = self._row_state(cache, 0, torch.arange(L + n, device=self.device)), L + n
+            lens.append(L)
+        width = max(st["len"] for st in states)
+        cache, _ = self._batch_cache(states, width + room)
+        mask = torch.zeros(len(states), width, dtype=torch.long, device=self.device)
+        for i, st in enumerate(states):
+            mask[i, width - st["len"]:] = 1
+        return torch.stack(logits), cache, mask, lens
+
     @torch.inference_mode()
     def generate(self, states: list[BackendState], prompts: list[str], gen: GenConfig,
                  seeds: list[int]) -> list[GenOut]:
@@ -200,12 +282,12 @@ class TorchBackend:
         B = len(states)
         logits, cache, mask, lens = self._prefill(states, incs, gen.max_new_tokens)
         next_pos = torch.tensor([L + len(inc) for L, inc in zip(lens, incs)], device=dev)
-        gens = [torch.Generator(device="cpu").manual_seed(s) for s in seeds]
+        gens = [torch.Generator(device=dev).manual_seed(s) for s in seeds]  # sampling stays on the device
         rows = list(range(B))  # batch row -> original index
         out_ids: list[list[int]] = [[] for _ in range(B)]
         while rows:
-            tokens = self._sample(logits.to("cpu") if gen.temperature > 0 else logits, gen,
-                                  [gens[r] for r in rows]).tolist()
+            # the one host sync per step: stopping needs the tokens
+            tokens = self._sample(logits, gen, [gens[r] for r in rows]).tolist()
             keep = []
             for j, (r, t) in enumerate(zip(rows, tokens)):
                 out_ids[r].append(t)

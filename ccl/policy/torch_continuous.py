@@ -110,7 +110,7 @@ class ContinuousDecoder:
         """Queue a turn. ``rewind``: when it ends, ``state`` keeps the cache of ``prompt`` alone, not of
         the reply (decision-point replay continues each prompt with the recorded action, not the reply)."""
         inc = self.b._increments([state], [prompt])[0]
-        g = torch.Generator(device="cpu").manual_seed(seed) if self.gen.temperature > 0 else None
+        g = torch.Generator(device=self.dev).manual_seed(seed) if self.gen.temperature > 0 else None
         self.pending.append(_Seq(key, state, prompt, inc, g, rewind))
 
     def busy(self) -> bool:
@@ -179,7 +179,7 @@ class ContinuousDecoder:
         logits = self.logits[live]
         if self.gen.temperature <= 0:
             return logits.argmax(-1).tolist()
-        return self.b._sample(logits.to("cpu"), self.gen, [self.seqs[i].gen for i in live]).tolist()
+        return self.b._sample(logits, self.gen, [self.seqs[i].gen for i in live]).tolist()
 
     def _decode(self, go: list[tuple[int, int]]) -> None:
         t0 = time.perf_counter()

@@ -56,6 +56,12 @@ def load_for_training(folder: Path, recipe: TrainRecipe, seed: int, device: str 
     n = len(adapted_layers(len(model.layers), recipe.adapt_fraction))
     mx.random.seed(seed)  # LoRA A matrices are drawn from MLX's global generator
     linear_to_lora_layers(model, n, {"rank": recipe.rank, "scale": recipe.scale, "dropout": recipe.dropout})
+    if recipe.gradient_checkpointing:
+        # mlx-lm's own switch: recompute each block's activations in the backward pass. It patches the
+        # block class, so every model of that class in this process is checkpointed from here on (the
+        # forward values are unchanged; a training process trains one model)
+        from mlx_lm.tuner.trainer import grad_checkpoint
+        grad_checkpoint(model.layers[0])
     end_ids = set(wrapper.eos_token_ids) | ({tok.eos_token_id} - {None})
     return MLXModel(model, tok, end_ids, n, recipe, str(folder))
 

@@ -1,0 +1,80 @@
+"""The torch backend's lock-step decoder on tiny random models of the paper's architectures: Qwen2
+(keys and values in every layer) and Qwen3.5 (linear-attention states beside attention layers),
+against ``model.generate`` on the whole conversation, over turns that reuse the stored cache."""
+import json
+
+import pytest
+import torch
+
+from ccl.models.weights import model_dir
+from ccl.policy.base import GenConfig, ModelPolicy
+from ccl.policy.torch_backend import TorchBackend
+from scripts.model_store import model_store
+from tiny_models import ARCHS, save_tiny
+
+# replies of the tiny models to these re-tokenise to the tokens generated (checked below), so the
+# reference's re-tokenised conversation holds the same tokens as the backend's cache
+QUESTIONS = ("Which tool reads files?", "Name a colour.", "Say hello in French, please, and then some more words.")
+
+
+@pytest.fixture(scope="module", params=ARCHS)
+def tiny(request, tmp_path_factory) -> TorchBackend:
+    folder = save_tiny(tmp_path_factory.mktemp(request.param), request.param,
+                       model_dir(model_store(), "smollm2-135m-instruct"))
+    return TorchBackend(folder, device="cpu", threads=2)
+
+
+def reference(b: TorchBackend, prompt: str, n: int) -> str:
+    ids = b.tok(prompt, return_tensors="pt", add_special_tokens=False)
+    with torch.inference_mode():
+        out = b.model.generate(**ids, max_new_tokens=n, do_sample=False, pad_token_id=b.pad_id)
+    return b.tok.decode(out[0, ids.input_ids.shape[1]:], skip_special_tokens=True)
+
+
+def test_lockstep_decoder_equals_generate_across_turns(tiny):
+    b, n = tiny, 8
+    assert b.hybrid == b.model.config.model_type.startswith("qwen3_5")
+    convs = [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": q}] for q in QUESTIONS]
+    first = b.render(convs[0])
+    head = first[:first.index("<|im_end|>\n") + len("<|im_end|>\n")]  # the system message: shared by all
+    states = [{"prefix": head} for _ in convs]
+    for turn in range(3):
+        prompts = [b.render(c) for c in convs]
+        got = b.generate(states, prompts, GenConfig(max_new_tokens=n), [0, 1, 2])
+        for p, g in zip(prompts, got):
+            assert g.text == reference(b, p, n)
+            assert len(b.tok(g.text, add_special_tokens=False).input_ids) == g.new_tokens == n  # the premise
+        # the head, then only each turn's new messages, were prefilled
+        assert all(g.prompt_tokens < (30 if turn == 0 else 20) for g in got), [g.prompt_tokens for g in got]
+        for c, g in zip(convs, got):
+            c += [{"role": "assistant", "content": g.text}, {"role": "user", "content": "Once more, then stop."}]
+
+
+def test_hybrid_models_decode_in_lockstep_by_turn(tiny):
+    """A hybrid model's linear states cannot live in the continuous decoder's key/value buffers:
+    the policy offers no continuous decoder, so rollouts run it lock-step by turn."""
+    dec = ModelPolicy(tiny, GenConfig(max_new_tokens=4)).decoder(4)
+    assert (dec is None) == tiny.hybrid
+
+
+def test_a_hybrid_batch_cannot_mix_stored_and_fresh_rows(tiny):
+    if not tiny.hybrid:
+        pytest.skip("only a hybrid model keeps linear states")
+    prompt = tiny.render([{"role": "user", "content": "Hi"}])
+    stored = {}
+    tiny.generate([stored], [prompt], GenConfig(max_new_tokens=2), [0])
+    with pytest.raises(ValueError, match="mixes rows with and without stored states"):
+        tiny._batch_cache([stored, {}], 64)
+
+
+def test_mlx_quantised_weights_on_torch_are_refused_with_the_fix(tmp_path):
+    from ccl.models.registry import ModelError
+    from ccl.policy.load import check_torch_loadable
+    (tmp_path / "config.json").write_text(json.dumps(
+        {"model_type": "qwen3_5", "quantization": {"group_size": 64, "bits": 4},
+         "quantization_config": {"group_size": 64, "bits": 4}}))
+    with pytest.raises(ModelError, match=r"qwen3.5-4b-mlx-4bit: .* MLX-quantised weights .*'bits': 4.*profile=paper-cuda"):
+        check_torch_loadable("qwen3.5-4b-mlx-4bit", tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "qwen2", "quantization_config": {
+        "quant_method": "awq", "bits": 4}}))  # a transformers quantisation: transformers decides
+    check_torch_loadable("x", tmp_path)
