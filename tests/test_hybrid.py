@@ -27,12 +27,17 @@ def tiny(request, tmp_path_factory) -> TorchBackend:
 def reference(b: TorchBackend, prompt: str, n: int) -> str:
     ids = b.tok(prompt, return_tensors="pt", add_special_tokens=False)
     with torch.inference_mode():
-        out = b.model.generate(**ids, max_new_tokens=n, do_sample=False, pad_token_id=b.pad_id)
+        out = b.model.generate(**ids.to(b.device), max_new_tokens=n, do_sample=False, pad_token_id=b.pad_id)
     return b.tok.decode(out[0, ids.input_ids.shape[1]:], skip_special_tokens=True)
 
 
 def test_lockstep_decoder_equals_generate_across_turns(tiny):
-    b, n = tiny, 8
+    check_turns_equal_generate(tiny)
+
+
+def check_turns_equal_generate(b: TorchBackend, n: int = 8) -> None:
+    """Three conversations, three turns each, decoded together with the shared head and each turn's
+    cache reused: every reply equals ``model.generate`` on the whole re-tokenised conversation."""
     assert b.hybrid == b.model.config.model_type.startswith("qwen3_5")
     convs = [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": q}] for q in QUESTIONS]
     first = b.render(convs[0])
@@ -78,3 +83,33 @@ def test_mlx_quantised_weights_on_torch_are_refused_with_the_fix(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "qwen2", "quantization_config": {
         "quant_method": "awq", "bits": 4}}))  # a transformers quantisation: transformers decides
     check_torch_loadable("x", tmp_path)
+
+
+# ------------------------------------------------------------------ the MLX backend on the same models
+@pytest.fixture(scope="module", params=ARCHS)
+def tiny_mlx(request, tmp_path_factory):
+    from ccl.policy.mlx_backend import MLXBackend
+    folder = save_tiny(tmp_path_factory.mktemp(f"mlx-{request.param}"), request.param,
+                       model_dir(model_store(), "smollm2-135m-instruct"))
+    return MLXBackend(folder)
+
+
+def test_mlx_batched_greedy_turns_equal_a_fresh_prefill_of_each_conversation(tiny_mlx):
+    """Greedy turns of three episodes decode together (mlx-lm's BatchGenerator, each episode's cache
+    handed in and back, fresh episodes from the shared head's cache); every reply equals decoding that
+    conversation alone from an empty cache."""
+    b, n = tiny_mlx, 8
+    convs = [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": q}] for q in QUESTIONS]
+    first = b.render(convs[0])
+    head = first[:first.index("<|im_end|>\n") + len("<|im_end|>\n")]
+    states = [{"prefix": head} for _ in convs]
+    for turn in range(3):
+        prompts = [b.render(c) for c in convs]
+        got = b.generate(states, prompts, GenConfig(max_new_tokens=n), [0, 1, 2])
+        alone = [b.generate([{}], [p], GenConfig(max_new_tokens=n), [0])[0] for p in prompts]
+        assert [g.text for g in got] == [a.text for a in alone]
+        assert all(g.new_tokens == n for g in got)
+        if turn:  # only the new messages were prefilled
+            assert all(g.prompt_tokens < 20 < a.prompt_tokens for g, a in zip(got, alone))
+        for c, g in zip(convs, got):
+            c += [{"role": "assistant", "content": g.text}, {"role": "user", "content": "Once more, then stop."}]

@@ -20,10 +20,10 @@ def get_spec(name: str):
     return STORE.spec(name)
 
 
-def test_registry_lists_the_four_models():
+def test_registry_lists_the_five_models():
     specs = load_registry(MODEL_REGISTRY)
     assert set(specs) == {"smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "qwen2.5-0.5b-instruct",
-                          "qwen3.5-4b-mlx-4bit"}
+                          "qwen3.5-4b-mlx-4bit", "qwen3.5-4b"}
     assert specs["qwen2.5-0.5b-instruct"].revision == "7ae557604adf67be50417f59c2c2f167def9a775"
     assert len(specs["qwen2.5-coder-0.5b-instruct"].files) == 6
     assert specs["smollm2-135m-instruct"].sha256.startswith("b179c952") and specs["smollm2-135m-instruct"].sha256.endswith("10db53")
@@ -215,13 +215,19 @@ def test_real_registry_loads_the_same_specs():
             upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct (Apache-2.0), Q4 GGUF split into six chunks",
             license="apache-2.0"),
         "qwen2.5-0.5b-instruct": ModelSpec(
-            name="qwen2.5-0.5b-instruct", source="hub", role="student (paper profile)",
+            name="qwen2.5-0.5b-instruct", source="hub", role="student (paper and paper-cuda profiles)",
             repo="Qwen/Qwen2.5-0.5B-Instruct", revision="7ae557604adf67be50417f59c2c2f167def9a775",
             license="apache-2.0"),
         "qwen3.5-4b-mlx-4bit": ModelSpec(
             name="qwen3.5-4b-mlx-4bit", source="hub", role="teacher (paper profile; MLX backend)",
             repo="mlx-community/Qwen3.5-4B-MLX-4bit", revision="32f3e8ecf65426fc3306969496342d504bfa13f3",
             upstream="Qwen/Qwen3.5-4B (Apache-2.0); the write-up recorded the Hub HEAD at download time",
+            license="apache-2.0"),
+        "qwen3.5-4b": ModelSpec(
+            name="qwen3.5-4b", source="hub", role="teacher (paper-cuda profile; torch backend, bf16)",
+            repo="Qwen/Qwen3.5-4B", revision="851bf6e806efd8d0a36b00ddf55e13ccb7b8cd0a",
+            upstream="the checkpoint mlx-community/Qwen3.5-4B-MLX-4bit quantises; revision as public projects pin "
+                     "it, not checked against the Hub here (no network)",
             license="apache-2.0"),
     }
     # and exactly what the file says, entry by entry, as the loader read it before it checked anything

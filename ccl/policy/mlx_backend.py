@@ -1,10 +1,12 @@
 """MLX backend (mlx-lm): Apple silicon, and Linux CPU through ``mlx[cpu]``.
 
-Each episode keeps its own mlx-lm prompt cache across turns, so only the new
-observation is prefilled. Sequences are decoded one after another: mlx-lm's batch
-generator does not take per-sequence caches, and on CPU batching buys little (the
-matmuls are already compute-bound). Rendering and tokenisation use the same
-transformers tokenizer as the torch backend, so both see identical token ids.
+Each episode keeps its own mlx-lm prompt cache across turns, so only the new observation is
+prefilled, and a fresh episode starts from a copy of the shared prompt head's cache (computed once
+per head). Greedy turns of a batch decode together through mlx-lm's ``BatchGenerator`` (continuous
+batching that takes each sequence's own cache and hands it back when the sequence ends); sampled
+turns decode one after another, each from its own seed, so a sample never depends on which
+episodes shared its batch. Rendering and tokenisation use the same transformers tokenizer as the
+torch backend, so both see identical token ids.
 
 On Linux, mlx-cpu's bundled BLAS is slow; preloading the system OpenBLAS
 (``LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libopenblas.so.0``, Debian package
@@ -12,11 +14,13 @@ On Linux, mlx-cpu's bundled BLAS is slow; preloading the system OpenBLAS
 """
 from __future__ import annotations
 
+import copy
 import importlib
 from pathlib import Path
 
 from .. import chat
 from ..models.mlx_config import mlx_config_overrides
+from .adapters import resolve_adapter
 from .base import BackendState, GenConfig, GenOut, cached_increment
 
 
@@ -27,38 +31,88 @@ class MLXBackend:
         import mlx_lm
         from transformers import AutoTokenizer
 
-        self.model, wrapper = mlx_lm.load(str(model_dir), adapter_path=str(adapter) if adapter else None,
-                                          model_config=mlx_config_overrides(Path(model_dir)))
+        # a run folder stands for its adapter/ subfolder, as on torch
+        self.model, wrapper = mlx_lm.load(str(model_dir), adapter_path=str(resolve_adapter(adapter)) if adapter
+                                          else None, model_config=mlx_config_overrides(Path(model_dir)))
         self.tok = AutoTokenizer.from_pretrained(model_dir)
         self.eos_ids = set(wrapper.eos_token_ids) | ({self.tok.eos_token_id} - {None})
         self._step = importlib.import_module("mlx_lm.generate").generate_step
+        self._heads: dict[str, list] = {}  # shared prompt head -> its prompt cache (copied, never extended)
 
     def render(self, messages: list[dict]) -> str:
         return chat.prompt(self.tok, messages)
 
     def generate(self, states: list[BackendState], prompts: list[str], gen: GenConfig,
                  seeds: list[int]) -> list[GenOut]:
+        incs = [self._increment(st, p) for st, p in zip(states, prompts)]
+        if gen.temperature > 0 or len(states) == 1:
+            return [self._one(st, p, ids, gen, seed) for st, p, ids, seed in zip(states, prompts, incs, seeds)]
+        return self._batch(states, prompts, incs, gen)
+
+    # ------------------------------------------------------------------ caches
+    def _increment(self, st: BackendState, prompt: str) -> list[int]:
+        """The token ids this turn prefills; a fresh episode gets its cache (from the shared head
+        when one is offered)."""
+        from mlx_lm.models.cache import make_prompt_cache
+
+        head = st.pop("prefix", None)
+        text = cached_increment(st, prompt)
+        if text is None:
+            if head and prompt.startswith(head):
+                st["cache"], text = self._head_cache(head), prompt[len(head):]
+            else:
+                st["cache"], text = make_prompt_cache(self.model), prompt
+        return self.tok(text, add_special_tokens=False).input_ids
+
+    def _head_cache(self, head: str) -> list:
         import mlx.core as mx
         from mlx_lm.models.cache import make_prompt_cache
+
+        if head not in self._heads:
+            cache = make_prompt_cache(self.model)
+            self.model(mx.array([self.tok(head, add_special_tokens=False).input_ids]), cache=cache)
+            mx.eval([c.state for c in cache])
+            self._heads[head] = cache
+        return copy.deepcopy(self._heads[head])  # an episode extends its own copy
+
+    # ------------------------------------------------------------------ decoding
+    def _one(self, st: BackendState, prompt: str, ids: list[int], gen: GenConfig, seed: int) -> GenOut:
+        import mlx.core as mx
         from mlx_lm.sample_utils import make_sampler
 
-        outs = []
-        for st, prompt, seed in zip(states, prompts, seeds):
-            st.pop("prefix", None)  # shared-head reuse is a torch-backend optimisation only
-            text = cached_increment(st, prompt)
-            if text is None:
-                st["cache"] = make_prompt_cache(self.model)
-                text = prompt
-            ids = self.tok(text, add_special_tokens=False).input_ids
-            mx.random.seed(seed)
-            sampler = make_sampler(temp=gen.temperature, top_p=gen.top_p if gen.temperature > 0 else 0.0)
-            out: list[int] = []
-            for token, _ in self._step(mx.array(ids), self.model, max_tokens=gen.max_new_tokens,
-                                       sampler=sampler, prompt_cache=st["cache"]):
-                out.append(int(token))
-                if out[-1] in self.eos_ids:
-                    break
-            # the last token is not in the cache yet; it is prefilled with the next turn
-            st["text"] = prompt + self.tok.decode(out[:-1])
-            outs.append(GenOut(self.tok.decode(out, skip_special_tokens=True), len(ids), len(out)))
-        return outs
+        mx.random.seed(seed)
+        sampler = make_sampler(temp=gen.temperature, top_p=gen.top_p if gen.temperature > 0 else 0.0)
+        out: list[int] = []
+        for token, _ in self._step(mx.array(ids), self.model, max_tokens=gen.max_new_tokens,
+                                   sampler=sampler, prompt_cache=st["cache"]):
+            out.append(int(token))
+            if out[-1] in self.eos_ids:
+                break
+        # the last token is not in the cache yet; it is prefilled with the next turn
+        st["text"] = prompt + self.tok.decode(out[:-1])
+        return GenOut(self.tok.decode(out, skip_special_tokens=True), len(ids), len(out))
+
+    def _batch(self, states: list[BackendState], prompts: list[str], incs: list[list[int]],
+               gen: GenConfig) -> list[GenOut]:
+        """Greedy turns decoded together; each sequence's cache comes back when it ends, holding
+        every token it generated (so its text is the prompt and the whole reply)."""
+        from mlx_lm.generate import BatchGenerator
+
+        bg = BatchGenerator(self.model, max_tokens=gen.max_new_tokens, stop_tokens=[[e] for e in self.eos_ids],
+                            completion_batch_size=len(states), prefill_batch_size=len(states))
+        try:
+            uids = bg.insert(incs, caches=[st["cache"] for st in states])
+            row = {u: i for i, u in enumerate(uids)}
+            out: list[list[int]] = [[] for _ in states]
+            left = len(states)
+            while left:
+                for r in bg.next_generated():
+                    i = row[r.uid]
+                    out[i].append(int(r.token))
+                    if r.finish_reason is not None:
+                        states[i]["cache"] = r.prompt_cache
+                        states[i]["text"] = prompts[i] + self.tok.decode(out[i])
+                        left -= 1
+        finally:
+            bg.close()
+        return [GenOut(self.tok.decode(o, skip_special_tokens=True), len(ids), len(o)) for o, ids in zip(out, incs)]

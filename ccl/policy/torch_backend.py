@@ -103,14 +103,14 @@ class TorchBackend:
     name = "torch"
 
     def __init__(self, model_dir: str | Path, adapter: str | Path | None = None,
-                 device: str | None = None, threads: int | None = None):
+                 device: str | None = None, threads: int | None = None, dtype: torch.dtype | None = None):
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.device = pick_device(device)
         if self.device == "cpu":  # accelerators: torch's own host threads stay as they are
             torch.set_num_threads(cpu_threads(threads))
         # float32 on CPU (bf16 is emulated and very slow there); bf16 on accelerators
-        dtype = torch.float32 if self.device == "cpu" else torch.bfloat16
+        dtype = dtype or (torch.float32 if self.device == "cpu" else torch.bfloat16)
         self.tok = AutoTokenizer.from_pretrained(model_dir)
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype)
         if adapter is not None:
