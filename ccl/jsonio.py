@@ -31,7 +31,12 @@ def sha256_bytes(data: bytes) -> str:
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
+    return file_digest(path, "sha256", chunk)
+
+
+def file_digest(path: str | Path, algorithm: str, chunk: int = 1 << 20) -> str:
+    """Hex digest of a file's bytes (``sha256`` for our manifests; ``md5`` is what dvc.lock records)."""
+    h = hashlib.new(algorithm)
     with open(path, "rb") as f:
         while block := f.read(chunk):
             h.update(block)

@@ -2,8 +2,8 @@
 
 A ``manifest.json`` lists the files beside and below it (paths relative to its folder)
 with SHA-256, size in bytes, row count (JSON Lines) and per-family composition.
-:func:`verify_tree` rechecks every manifest under a root and reports each file that
-differs, is missing, or is present but listed by no manifest; :func:`check_against_manifest`
+``ccl.verification`` rechecks them all (for ``scripts/verify.py``);
+:func:`check_against_manifest`
 refuses a stage input whose bytes differ from its manifest.
 """
 from __future__ import annotations
@@ -42,44 +42,6 @@ def write_manifest(folder: Path, files: Iterable[Path], extra: dict | None = Non
     manifest = {**(extra or {}), "files": listing}
     write_json(folder / MANIFEST, manifest)
     return manifest
-
-
-def _manifests(root: Path, scan: list[Path]) -> list[Path]:
-    return sorted(m for d in scan if d.exists() for m in d.rglob(MANIFEST))
-
-
-def verify_tree(root: Path, scan: list[Path] | None = None) -> list[str]:
-    """Problems found under ``root`` (empty when everything matches)."""
-    root = Path(root)
-    scan = scan or [root]
-    problems: list[str] = []
-    listed: set[Path] = set()
-    manifests = _manifests(root, scan)
-    if not manifests:
-        return [f"no {MANIFEST} found under {', '.join(str(d) for d in scan)}"]
-    for m in manifests:
-        try:
-            files = read_json(m)["files"]
-        except (ValueError, KeyError, TypeError) as e:
-            problems.append(f"CORRUPT {m.relative_to(root)} (cannot read its file list: {e})")
-            continue
-        for rel, entry in files.items():
-            path = m.parent / rel
-            listed.add(path.resolve())
-            shown = path.relative_to(root).as_posix()
-            if not path.exists():
-                problems.append(f"MISSING {shown}")
-                continue
-            got = sha256_file(path)
-            if got != entry["sha256"]:
-                problems.append(f"MISMATCH {shown} (sha256 {got[:12]}..., manifest says "
-                                f"{entry['sha256'][:12]}...)")
-    for m in manifests:
-        for path in sorted(m.parent.rglob("*")):
-            if (path.is_file() and path.name != MANIFEST and not path.name.startswith(".")
-                    and path.resolve() not in listed):
-                problems.append(f"UNEXPECTED {path.relative_to(root).as_posix()} (in no manifest)")
-    return problems
 
 
 def check_against_manifest(folder: Path, producers: dict[str, str], manifest_stage: str) -> None:

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ccl.manifest import verify_tree
+from ccl.verification import verify_tree
 
 from .layout import DATA, ROOT, TRAIN_RUNS
 

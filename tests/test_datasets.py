@@ -6,10 +6,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ccl.config import ConfigError, stage_config
 from ccl.datasets import PAPER_COMPOSITION, BuildDatasetsConfig, build_all, family_counts, scale_composition
-from ccl.manifest import verify_tree
+from ccl.jsonio import file_digest
+from ccl.manifest import write_manifest
+from ccl.verification import verify_tree
 from ccl.tools import HELD_OUT_TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +126,7 @@ def test_verify_names_a_flipped_truncated_missing_or_unexpected_file(smoke_build
     victim.write_bytes(original[:100])
     assert verify_tree(tree)[0].startswith("MISMATCH tasks/eval_id.jsonl")
     victim.unlink()
-    assert verify_tree(tree) == ["MISSING tasks/eval_id.jsonl"]
+    assert verify_tree(tree) == ["MISSING tasks/eval_id.jsonl (listed in manifest.json)"]
     victim.write_bytes(original)
     (tree / "tasks" / "extra.jsonl").write_text("{}\n")
     assert verify_tree(tree) == ["UNEXPECTED tasks/extra.jsonl (in no manifest)"]
@@ -132,8 +135,62 @@ def test_verify_names_a_flipped_truncated_missing_or_unexpected_file(smoke_build
     assert out.returncode == 1 and "UNEXPECTED tasks/extra.jsonl" in out.stdout
 
 
+def lock_tree(src: Path, tmp_path: Path) -> Path:
+    """A copy of a dataset build with a dvc.lock recording its files, as the repository's does."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    subprocess.run(["cp", "-r", str(src), str(tree / "data")], check=True)
+    outs = [{"path": p.relative_to(tree).as_posix(), "md5": file_digest(p, "md5")}
+            for p in sorted(tree.rglob("*")) if p.is_file()]
+    (tree / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {"build_datasets": {"outs": outs}}}))
+    return tree
+
+
+def test_verify_is_anchored_in_dvc_lock_so_a_deleted_manifest_is_named(smoke_builds, tmp_path):
+    tree = lock_tree(smoke_builds[0], tmp_path)
+    data = tree / "data"
+    other = data / "elsewhere"  # another manifest survives in the tree
+    other.mkdir()
+    (other / "note.txt").write_text("x")
+    write_manifest(other, [other / "note.txt"])
+    assert verify_tree(tree, [data]) == []
+    (data / "manifest.json").unlink()
+    victim = data / "tasks" / "eval_id.jsonl"
+    victim.write_bytes(victim.read_bytes() + b"\n")  # edited
+    assert verify_tree(tree, [data]) == [
+        "MISSING data/manifest.json (dvc.lock records it from stage build_datasets: `dvc pull` fetches it, "
+        "`dvc repro build_datasets` makes it)",
+        "MISMATCH data/tasks/eval_id.jsonl (its MD5 differs from the one dvc.lock records from stage build_datasets)"]
+
+
+def test_verify_checks_every_field_and_refuses_malformed_manifests(smoke_builds, tmp_path):
+    tree = tmp_path / "tree"
+    subprocess.run(["cp", "-r", str(smoke_builds[0]), str(tree)], check=True)
+    path = tree / "manifest.json"
+    good = json.loads(path.read_text())
+
+    def problems_with(manifest) -> list[str]:
+        path.write_text(json.dumps(manifest))
+        return verify_tree(tree)
+
+    edited = json.loads(json.dumps(good))
+    edited["files"]["tasks/eval_id.jsonl"]["rows"] += 1
+    assert problems_with(edited) == ["MISMATCH tasks/eval_id.jsonl (rows is 24, manifest says 25)"]
+    entry = good["files"]["tasks/eval_id.jsonl"]
+    for rel in ("../outside.jsonl", "/etc/passwd", "tasks/../../x"):
+        got = problems_with({**good, "files": {**good["files"], rel: entry}})
+        assert f"REFUSED manifest.json (entry {rel!r} points outside the manifest's folder)" in got
+    got = problems_with({**good, "files": {**good["files"], "tasks/eval_id.jsonl": {"bytes": 3}}})
+    assert "CORRUPT manifest.json (entry 'tasks/eval_id.jsonl' has no sha256)" in got
+    assert problems_with({"files": list(good["files"])})[0] == \
+        "CORRUPT manifest.json ('files' must map relative paths to entries, got list)"
+    path.unlink()
+    path.mkdir()
+    assert "CORRUPT manifest.json (a folder, not a manifest file)" in verify_tree(tree)
+
+
 def test_params_errors_name_the_problem():
-    with pytest.raises(ConfigError, match="unknown profile 'huge'; valid profiles: paper, cpu, smoke"):
+    with pytest.raises(ConfigError, match="unknown profile 'huge'; valid profiles: paper, paper-cuda, cpu, smoke"):
         stage_config({"profile": "huge"}, "build_datasets", BuildDatasetsConfig)
     with pytest.raises(ConfigError, match=r"build_datasets: unknown key\(s\) \['train_size'\]"):
         stage_config({"profile": "cpu", "build_datasets": {"train_size": 3}}, "build_datasets",

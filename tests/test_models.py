@@ -107,14 +107,27 @@ def test_missing_package_names_the_install_command():
         weights._gguf(spec, None)
 
 
-def test_corrupt_converted_copy_is_reported(tmp_path):
+def test_a_converted_copy_is_checked_file_by_file(tmp_path):
+    """Every file the loaders read is hashed at conversion: truncated weights and a tampered chat
+    template are refused alike; a marker from before per-file hashes means convert again."""
     spec = get_spec("smollm2-135m-instruct")
     out = tmp_path / spec.name
     out.mkdir()
-    (out / "model.safetensors").write_bytes(b"truncated")
-    (out / weights.MARKER).write_text(json.dumps({"gguf_sha256": spec.sha256, "safetensors_sha256": "f" * 64}))
-    with pytest.raises(ModelError, match=r"converted weights .*model.safetensors are missing or corrupt; delete"):
+    (out / "model.safetensors").write_bytes(b"weights")
+    (out / "tokenizer_config.json").write_text('{"chat_template": "{{ messages }}"}')
+    (out / weights.MARKER).write_text(json.dumps({"gguf_sha256": spec.sha256,
+                                                  "files_sha256": weights._folder_hashes(out)}))
+    assert weights._check_converted(spec, out)
+    (out / "tokenizer_config.json").write_text('{"chat_template": "{{ messages }} and obey me"}')
+    with pytest.raises(ModelError, match=r"differs from what its conversion wrote \(tokenizer_config.json: "
+                                         r"missing, added or altered.*chat template included\); delete"):
         weights._check_converted(spec, out)
+    (out / "tokenizer_config.json").write_text('{"chat_template": "{{ messages }}"}')
+    (out / "model.safetensors").write_bytes(b"truncated")
+    with pytest.raises(ModelError, match=r"\(model.safetensors: missing, added or altered"):
+        weights._check_converted(spec, out)
+    (out / weights.MARKER).write_text(json.dumps({"gguf_sha256": spec.sha256, "safetensors_sha256": "f" * 64}))
+    assert not weights._check_converted(spec, out)  # old marker: converted again
 
 
 def test_adapter_for_another_base_is_refused(tmp_path):

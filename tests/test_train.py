@@ -9,7 +9,7 @@ import torch
 
 from ccl import chat
 from ccl.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
-from ccl.manifest import verify_tree
+from ccl.verification import verify_tree
 from ccl.oracle import OraclePolicy
 from ccl.rollout import rollout
 from ccl.sft import sft_row

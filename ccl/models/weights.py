@@ -88,7 +88,7 @@ def _convert(spec: ModelSpec, out: Path) -> None:
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         marker = {"model": spec.name, "gguf_sha256": spec.sha256, "convert_seconds": round(time.perf_counter() - t0, 1),
-                  "safetensors_sha256": sha256_file(tmp / "model.safetensors")}
+                  "files_sha256": _folder_hashes(tmp)}
         (tmp / MARKER).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n")
         if out.exists():
             shutil.rmtree(out)
@@ -105,11 +105,22 @@ def _check_converted(spec: ModelSpec, out: Path) -> bool:
     info = json.loads(marker.read_text())
     if info.get("gguf_sha256") != spec.sha256:
         return False
-    weights = out / "model.safetensors"
-    if not weights.exists() or sha256_file(weights) != info["safetensors_sha256"]:
-        raise ModelError(f"{spec.name}: converted weights {weights} are missing or corrupt; delete "
-                         f"{out} and they will be converted again from the package")
+    if "files_sha256" not in info:  # a cache from before every file was hashed: convert again
+        return False
+    found = _folder_hashes(out)
+    if found != info["files_sha256"]:
+        changed = sorted(set(found.items()) ^ set(info["files_sha256"].items()))
+        raise ModelError(f"{spec.name}: the converted model in {out} differs from what its conversion wrote "
+                         f"({', '.join(sorted({name for name, _ in changed}))}: missing, added or altered; the "
+                         f"loader reads every file there, the chat template included); delete {out} and it will "
+                         f"be converted again from the package")
     return True
+
+
+def _folder_hashes(folder: Path) -> dict[str, str]:
+    """SHA-256 of every file the loaders read from a converted model folder (all but the marker)."""
+    return {p.relative_to(folder).as_posix(): sha256_file(p) for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != MARKER}
 
 
 def _hub(spec: ModelSpec, local_path: str | Path | None, hf_cache: Path | None, offline: bool) -> Path:

@@ -17,7 +17,8 @@ def adapter_base(adapter: Path) -> str | None:
     cfg = Path(adapter) / "adapter_config.json"
     if not cfg.exists():
         raise ModelError(f"{adapter}: no adapter_config.json; pass the folder a training run wrote "
-                         f"(runs/<config>_s<seed>/adapter)")
+                         f"(runs/<config>_s<seed>/adapter). A published run's adapter lives in the DVC cache: "
+                         f"`dvc pull train@<run>` fetches it, `dvc repro train@<run>` trains it")
     return json.loads(cfg.read_text()).get("base_model_name_or_path")
 
 
