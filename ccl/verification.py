@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from .dvc_lock import Recorded, recorded_outputs
+from .dvc_lock import Recorded, Unlisted, recorded_outputs
 from .jsonio import file_digest, read_json, sha256_file
 from .manifest import MANIFEST, describe
 
@@ -36,8 +36,9 @@ def verify_tree(root: Path, scan: list[Path] | None = None) -> list[str]:
     if not manifests and not recorded:
         return [f"no {MANIFEST} found under {', '.join(str(d) for d in scan)}"]
     listed: set[Path] = set()
+    tracked = {(root / u.path).resolve(): u for u in unlisted}
     for m in manifests:
-        problems += [x for x in _check_manifest(root, m, listed) if x.split()[1] not in reported]
+        problems += [x for x in _check_manifest(root, m, listed, tracked) if x.split()[1] not in reported]
     for m in manifests:
         if m.is_dir():
             continue
@@ -60,8 +61,9 @@ def _check_recorded(root: Path, recorded: list[Recorded]) -> list[str]:
     return problems
 
 
-def _check_manifest(root: Path, m: Path, listed: set[Path]) -> list[str]:
-    """One manifest's problems; the files it lists are added to ``listed``."""
+def _check_manifest(root: Path, m: Path, listed: set[Path], tracked: dict[Path, Unlisted]) -> list[str]:
+    """One manifest's problems; the files it lists are added to ``listed``. ``tracked``: folders DVC
+    tracks whose listing is not at hand, so a missing file there is named with ``dvc pull``."""
     shown_m = m.relative_to(root).as_posix()
     if m.is_dir():
         return [f"CORRUPT {shown_m} (a folder, not a manifest file)"]
@@ -84,7 +86,9 @@ def _check_manifest(root: Path, m: Path, listed: set[Path]) -> list[str]:
             continue
         listed.add(path.resolve())
         if not path.is_file():
-            problems.append(f"MISSING {shown} (listed in {shown_m})")
+            owner = next((u for d, u in tracked.items() if path.resolve().is_relative_to(d)), None)
+            fetch = f"; DVC tracks {owner.path}/ from stage {owner.stage}: `dvc pull` fetches it" if owner else ""
+            problems.append(f"MISSING {shown} (listed in {shown_m}{fetch})")
             continue
         digest = sha256_file(path)
         if digest != entry["sha256"]:  # other bytes: no other field is worth recomputing (or parseable)
