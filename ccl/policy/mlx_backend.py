@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import tempfile
 from pathlib import Path
 
 from .. import chat
@@ -31,9 +32,17 @@ class MLXBackend:
         import mlx_lm
         from transformers import AutoTokenizer
 
-        # a run folder stands for its adapter/ subfolder, as on torch
-        self.model, wrapper = mlx_lm.load(str(model_dir), adapter_path=str(resolve_adapter(adapter)) if adapter
-                                          else None, model_config=mlx_config_overrides(Path(model_dir)))
+        # a run folder stands for its adapter/ subfolder, as on torch; a PEFT adapter (a torch run) is
+        # converted to mlx-lm's format first (ccl/adapter_convert.py: the same numbers)
+        self._tmp = None
+        if adapter is not None:
+            adapter = resolve_adapter(adapter)
+            if (adapter / "adapter_model.safetensors").is_file() and not (adapter / "adapters.safetensors").is_file():
+                from ..adapter_convert import peft_to_mlx
+                self._tmp = tempfile.TemporaryDirectory(prefix="ccl-mlx-adapter-")
+                adapter = peft_to_mlx(adapter, Path(self._tmp.name) / "adapter")
+        self.model, wrapper = mlx_lm.load(str(model_dir), adapter_path=str(adapter) if adapter else None,
+                                          model_config=mlx_config_overrides(Path(model_dir)))
         self.tok = AutoTokenizer.from_pretrained(model_dir)
         self.eos_ids = set(wrapper.eos_token_ids) | ({self.tok.eos_token_id} - {None})
         self._step = importlib.import_module("mlx_lm.generate").generate_step
