@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from ccl.report.artifacts import Missing, load_artifacts
-from ccl.report.render import block, stale_blocks
+from ccl.report.render import block, markdown_to_html, stale_blocks
 from ccl.report.site import pipeline_commands
 from ccl.report.tables import Table, TableError, check_table, fmt_cell
 from subproc import run_py
@@ -266,3 +266,19 @@ def test_the_site_publishes_the_checked_report_and_refuses_a_stale_one(study_cop
     path.write_text(json.dumps(summary))
     r = run_py("-m", "scripts.export_web", "--root", str(root), "--out", str(tmp_path / "site2"), ok=False)
     assert r.returncode == 2 and "success_by_split" in r.stderr and "run the build_report stage first" in r.stderr
+
+
+def test_report_html_escapes_raw_html_and_drops_the_block_markers():
+    html = markdown_to_html("a\n\n<!-- BEGIN:t -->\n| x |\n| --- |\n| <b>1</b> |\n<!-- END:t -->\n\n"
+                            "no results/runs/<name>/trials.jsonl.gz\n")
+    assert "results/runs/&lt;name&gt;/trials.jsonl.gz" in html and "<b>" not in html and "&lt;b&gt;1" in html
+    assert "BEGIN" not in html and "<table>" in html
+
+
+def test_a_missing_figures_reason_renders_code_and_escapes_html():
+    from ccl.report.figures import FIGURES
+    from ccl.report.site import figures_html
+    first = next(iter(FIGURES))
+    html = figures_html({n: ("No rows in `results/summary.json`: no eval_catalog_<k> split" if n == first else None)
+                         for n in FIGURES})
+    assert "No rows in <code>results/summary.json</code>: no eval_catalog_&lt;k&gt; split" in html and "`" not in html

@@ -65,9 +65,21 @@ NAMES = {"base": voc.STUDENT_BASE, "fewshot": voc.STUDENT_FEWSHOT, "teacher": vo
          "teacher_data": voc.B, "oracle_data": voc.C, "mixed": voc.DMIX, "sequential": voc.DSEQ}
 
 
+MARKER = re.compile(r"^<!-- (?:BEGIN|END):[\w-]+ -->\n", re.M)
+
+
 def markdown_to_html(md: str) -> str:
+    """HTML of the report's markdown. Raw HTML is escaped, not passed through (prose like
+    ``results/runs/<name>/...`` must show as written); the block markers, which only the markdown
+    file needs for regeneration, are dropped first."""
     from markdown_it import MarkdownIt
-    return MarkdownIt("commonmark").enable("table").render(md)
+    return MarkdownIt("commonmark", {"html": False}).enable("table").render(MARKER.sub("", md))
+
+
+def inline_markdown_to_html(text: str) -> str:
+    """One line of prose (a missing figure's reason, say) as HTML: `code` spans rendered, raw HTML escaped."""
+    from markdown_it import MarkdownIt
+    return MarkdownIt("commonmark", {"html": False}).renderInline(text)
 
 
 def blocks(text: str) -> dict[str, str]:

@@ -17,7 +17,7 @@ from ..jsonio import atomic_write_bytes
 from .artifacts import EVAL_RUNS, REPLAY_GOLDEN, REPLAY_RUNS, REPLAY_SUMMARY, REPORT, TASKS, Artifacts, Missing
 from .figures import FIGURES, write_figures
 from .page import NAV, environment, html_page
-from .render import BLOCK, block, blocks, markdown_table, markdown_to_html
+from .render import BLOCK, block, blocks, inline_markdown_to_html, markdown_table, markdown_to_html
 from .tables import Table, check_table
 from .replay_data import export_replay
 from .traces import export_traces, js_assign
@@ -87,8 +87,8 @@ def figures_html(status: dict[str, str | None]) -> str:
             parts.append(env.from_string('<figure><img src="figures/{{ n }}" alt="{{ c }}"><figcaption>{{ c }}'
                                          '</figcaption></figure>').render(n=name, c=caption))
         else:
-            parts.append(env.from_string('<div class="missing"><strong>{{ c }}</strong> {{ r }}</div>')
-                         .render(c=caption, r=reason))
+            parts.append(env.from_string('<div class="missing"><strong>{{ c }}</strong> {{ r | safe }}</div>')
+                         .render(c=caption, r=inline_markdown_to_html(reason)))  # escaped by markdown-it
     return "\n".join(parts)
 
 
