@@ -41,7 +41,8 @@ def site(study_copy) -> Path:
 
 # ------------------------------------------------------------------ unit: cells, checks, blocks
 def test_cells_format_intervals_counts_and_undefined_values():
-    assert fmt_cell({"mean": 12.345, "low": 4.0, "high": 20.06, "n": 32}) == "12.3 [4.0, 20.1]"
+    assert fmt_cell({"mean": 12.345, "low": 4.0, "high": 20.06, "n": 32}) == "12.3 [4.0, 20.1] n=32"
+    assert fmt_cell({"mean": 100.0, "low": 100.0, "high": 100.0, "n": 1}) == "100.0 [100.0, 100.0] n=1"
     assert fmt_cell({"mean": 60.5, "n": 38}) == "60.5 (n=38)"
     assert fmt_cell(None) == "—" and fmt_cell(True) == "yes" and fmt_cell(12000) == "12,000"
     assert fmt_cell([]) == "none" and fmt_cell(["torch", "mlx"]) == "torch, mlx"

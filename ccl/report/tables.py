@@ -58,12 +58,14 @@ def signed(x: float) -> str:
 
 
 def fmt_cell(v: Any) -> str:
-    """A summary.json cell: interval dicts as 'mean [low, high]', counts as 'mean (n=..)'."""
+    """A summary.json cell: interval dicts as 'mean [low, high] n=..', counts as 'mean (n=..)': a rate
+    never without the count it rests on (a 100.0 [100.0, 100.0] from one task is not one from 96)."""
     if v is None:
         return "—"  # the artifact records the value as undefined (e.g. no calls to score)
     if isinstance(v, dict):
         if "low" in v and "high" in v:
-            return f"{v['mean']:.1f} [{v['low']:.1f}, {v['high']:.1f}]"
+            n = f" n={v['n']}" if "n" in v else ""
+            return f"{v['mean']:.1f} [{v['low']:.1f}, {v['high']:.1f}]{n}"
         if "mean" in v:
             return f"{v['mean']:.1f} (n={v['n']})"
         return ", ".join(f"{k} {fmt_cell(x)}" for k, x in v.items())
