@@ -2,9 +2,12 @@
 
     python -m scripts.verify              # data/ and runs/ of this repository
     python -m scripts.verify --root DIR   # every manifest.json under DIR
+    python -m scripts.verify --compare runs/C_s0 /elsewhere/runs/C_s0   # a retrained run against the published one
 
 Exit status 0 when everything matches; 1 with one line per file that differs, is
-missing, or is present but listed in no manifest.
+missing, or is present but listed in no manifest. With --compare: 0 when the retrained
+adapter is byte-identical (same CPU kernel path) or within the stated tolerance of the
+published one (ccl/adapter_check.py), 1 when it differs.
 """
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ccl import adapter_check
+from ccl.errors import InputError
 from ccl.verification import verify_tree
 
 from .layout import DATA, ROOT, TRAIN_RUNS
@@ -20,7 +25,16 @@ from .layout import DATA, ROOT, TRAIN_RUNS
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", type=Path, default=None, help="tree to check instead of this repository")
+    ap.add_argument("--compare", type=Path, nargs=2, metavar=("PUBLISHED", "RETRAINED"),
+                    help="two folders of the same training run: is the retrained one the published one?")
     args = ap.parse_args(argv)
+    if args.compare:
+        try:
+            result = adapter_check.compare(*args.compare)
+        except InputError as e:
+            ap.error(str(e))
+        print(adapter_check.describe(result))
+        return 0 if result.within() else 1
     if args.root is not None:
         if not args.root.is_dir():
             ap.error(f"--root {args.root}: not a directory")

@@ -115,7 +115,7 @@ def test_a_converted_copy_is_checked_file_by_file(tmp_path):
     out.mkdir()
     (out / "model.safetensors").write_bytes(b"weights")
     (out / "tokenizer_config.json").write_text('{"chat_template": "{{ messages }}"}')
-    (out / weights.MARKER).write_text(json.dumps({"gguf_sha256": spec.sha256,
+    (out / weights.MARKER).write_text(json.dumps({"gguf_sha256": spec.sha256, "safetensors_sha256": "f" * 64,
                                                   "files_sha256": weights._folder_hashes(out)}))
     assert weights._check_converted(spec, out)
     (out / "tokenizer_config.json").write_text('{"chat_template": "{{ messages }} and obey me"}')
@@ -127,7 +127,9 @@ def test_a_converted_copy_is_checked_file_by_file(tmp_path):
     with pytest.raises(ModelError, match=r"\(model.safetensors: missing, added or altered"):
         weights._check_converted(spec, out)
     (out / weights.MARKER).write_text(json.dumps({"gguf_sha256": spec.sha256, "safetensors_sha256": "f" * 64}))
-    assert not weights._check_converted(spec, out)  # old marker: converted again
+    assert not weights._check_converted(spec, out)  # a marker from before per-file hashes: converted again
+    (out / weights.MARKER).write_text(json.dumps({"gguf_sha256": spec.sha256, "files_sha256": {}}))
+    assert not weights._check_converted(spec, out)  # nor without the weights' identity the run records use
 
 
 def test_adapter_for_another_base_is_refused(tmp_path):

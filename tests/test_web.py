@@ -283,3 +283,61 @@ def test_a_missing_figures_reason_renders_code_and_escapes_html():
     html = figures_html({n: ("No rows in `results/summary.json`: no eval_catalog_<k> split" if n == first else None)
                          for n in FIGURES})
     assert "No rows in <code>results/summary.json</code>: no eval_catalog_&lt;k&gt; split" in html and "`" not in html
+
+
+# ------------------------------------------------------------------ phone and desktop widths
+@pytest.mark.parametrize("width", [390, 1400])
+def test_every_page_fits_phone_and_desktop_widths(site, browser, width, tmp_path_factory):
+    """No page scrolls sideways (wide tables scroll inside themselves); the trace explorer's list and
+    episode never overlap: side by side on a desktop, one above the other on a phone. Screenshots go
+    to $CCL_SCREENSHOTS when set."""
+    import os
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+    shots = Path(os.environ.get("CCL_SCREENSHOTS") or tmp_path_factory.mktemp("screens"))
+    shots.mkdir(parents=True, exist_ok=True)
+    browser.set_window_size(width, 900)
+    try:
+        for page in PAGES:
+            browser.get((site / page).as_uri())
+            WebDriverWait(browser, 20).until(EC.presence_of_element_located((By.TAG_NAME, "h1")))
+            wide = browser.execute_script("return document.documentElement.scrollWidth - "
+                                          "document.documentElement.clientWidth")
+            assert wide <= 0, f"{page} at {width}px is {wide}px wider than the screen"
+            browser.save_screenshot(str(shots / f"{page.removesuffix('.html')}-{width}.png"))
+        browser.get((site / "traces.html").as_uri() + "#config=oracle")
+        WebDriverWait(browser, 20).until(EC.element_to_be_clickable((By.CSS_SELECTOR, "#trace-list li"))).click()
+        WebDriverWait(browser, 20).until(EC.visibility_of_element_located((By.ID, "verdict")))
+        lst, detail = browser.execute_script(
+            "return ['trace-list', 'trace-detail'].map((id) => document.getElementById(id).getBoundingClientRect())"
+            ".map((r) => ({left: r.left, right: r.right, top: r.top, bottom: r.bottom}));")
+        if width >= 1000:
+            assert lst["right"] <= detail["left"], (lst, detail)  # side by side
+        else:
+            assert detail["top"] >= lst["bottom"] - 1, (lst, detail)  # stacked, no overlap
+        browser.save_screenshot(str(shots / f"traces-episode-{width}.png"))
+        assert not browser.execute_script("return document.documentElement.scrollWidth - "
+                                          "document.documentElement.clientWidth > 0")
+    finally:
+        browser.set_window_size(1280, 900)
+
+
+def test_the_trace_explorers_hash_holds_every_filter_both_ways(site, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+    wait = WebDriverWait(browser, 20)
+    browser.get((site / "traces.html").as_uri() + "#config=oracle&split=eval_ood&outcome=true&q=ood")
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#trace-list li")))
+    value = lambda i: browser.find_element(By.ID, i).get_attribute("value")  # noqa: E731
+    assert (value("f-config"), value("f-split"), value("f-outcome"), value("f-text")) == ("oracle", "eval_ood", "true", "ood")
+    Select(browser.find_element(By.ID, "f-outcome")).select_by_value("false")
+    hash_ = browser.execute_script("return location.hash")
+    assert all(part in hash_ for part in ("config=oracle", "split=eval_ood", "outcome=false", "q=ood")), hash_
+    assert browser.find_element(By.ID, "trace-count").text.startswith("0 of 8")  # the oracle fails nothing
+    browser.get((site / "traces.html").as_uri() + "#config=nope")
+    wait.until(lambda b: "Unknown configuration 'nope'" in b.find_element(By.ID, "trace-count").text)
+    browser.get((site / "traces.html").as_uri() + "#config=oracle&outcome=maybe")
+    wait.until(lambda b: "Unknown outcome 'maybe'" in b.find_element(By.ID, "trace-count").text)

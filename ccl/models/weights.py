@@ -88,6 +88,7 @@ def _convert(spec: ModelSpec, out: Path) -> None:
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         marker = {"model": spec.name, "gguf_sha256": spec.sha256, "convert_seconds": round(time.perf_counter() - t0, 1),
+                  "safetensors_sha256": sha256_file(tmp / "model.safetensors"),  # the weights' identity in run records
                   "files_sha256": _folder_hashes(tmp)}
         (tmp / MARKER).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n")
         if out.exists():
@@ -105,7 +106,7 @@ def _check_converted(spec: ModelSpec, out: Path) -> bool:
     info = json.loads(marker.read_text())
     if info.get("gguf_sha256") != spec.sha256:
         return False
-    if "files_sha256" not in info:  # a cache from before every file was hashed: convert again
+    if "files_sha256" not in info or "safetensors_sha256" not in info:  # an older cache: convert again
         return False
     found = _folder_hashes(out)
     if found != info["files_sha256"]:
