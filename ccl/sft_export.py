@@ -14,10 +14,12 @@ supervised text (and tokens) of either form are the same; a row that would not i
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from .errors import InputError
 from .jsonio import read_jsonl, write_jsonl
+from .manifest import MANIFEST, write_manifest
 from .prompt_head import NEXT_STEP
 
 RESULTS = "Results:\n"
@@ -91,14 +93,17 @@ def export(variants: Path, val_file: Path, out: Path) -> dict[str, int]:
     if not files:
         raise InputError(f"{variants}: no <variant>.jsonl; run the build_sft stage first")
     valid = [export_row(r, f"{val_file}:{i}") for i, r in enumerate(read_jsonl(val_file), 1)]
-    counts, turns = {}, {}
-    for f in files:
-        rows = [export_row(r, f"{f}:{i}") for i, r in enumerate(read_jsonl(f), 1)]
-        write_jsonl(out / f.stem / "train.jsonl", rows)
-        write_jsonl(out / f.stem / "valid.jsonl", valid)
-        counts[f.stem] = len(rows)
-        turns[f.stem] = sum(r.get("n_assistant_turns", 0) for r in rows)
+    # every row converted (and checked) before anything is written: a refused row leaves the last export as it was
+    sets = {f.stem: [export_row(r, f"{f}:{i}") for i, r in enumerate(read_jsonl(f), 1)] for f in files}
+    shutil.rmtree(out, ignore_errors=True)  # a training set that no longer exists leaves no folder behind
+    for name, rows in sets.items():
+        write_jsonl(out / name / "train.jsonl", rows)
+        write_jsonl(out / name / "valid.jsonl", valid)
+    counts = {name: len(rows) for name, rows in sets.items()}
+    turns = {name: sum(r.get("n_assistant_turns", 0) for r in rows) for name, rows in sets.items()}
     (out / "README.md").write_text(card(counts, turns, len(valid)))
+    write_manifest(out, sorted(p for p in out.rglob("*") if p.is_file() and p.name != MANIFEST),
+                   {"stage": "export_sft"})
     return counts
 
 

@@ -26,7 +26,7 @@
       const li = el("li", (e.verdict.success ? "✓ " : "✗ ") + e.task_id + " — " + ((CCL.tasks[e.task_id] || {}).request || ""));
       li.className = "verdict " + (e.verdict.success ? "ok" : "fail");
       li.dataset.task = e.task_id;
-      li.addEventListener("click", () => { location.hash = "config=" + encodeURIComponent(state.config) + "&task=" + encodeURIComponent(e.task_id); });
+      li.addEventListener("click", () => { location.hash = hashFor({ task: e.task_id }); });
       list.appendChild(li);
     }
   }
@@ -55,6 +55,29 @@
     return t;
   }
 
+  // The URL hash holds every filter and the open episode, both ways: a link restores the view, and
+  // each change is written back (replaceState, so filtering does not fill the history).
+  const FILTERS = { split: "f-split", outcome: "f-outcome", q: "f-text" };
+
+  function hashFor(extra) {
+    const p = new URLSearchParams();
+    p.set("config", $("f-config").value);
+    for (const [key, id] of Object.entries(FILTERS)) if ($(id).value) p.set(key, $(id).value);
+    for (const [k, v] of Object.entries(extra || {})) if (v) p.set(k, v);
+    return p.toString();
+  }
+
+  function filtersChanged() {
+    const task = new URLSearchParams(location.hash.slice(1)).get("task");
+    history.replaceState(null, "", "#" + hashFor({ task: task }));
+    renderList();
+  }
+
+  function problem(text) {
+    $("trace-list").replaceChildren();
+    $("trace-count").textContent = text;
+  }
+
   function showEpisode(e) {
     const pane = $("trace-detail");
     pane.replaceChildren();
@@ -81,25 +104,36 @@
     pane.appendChild(el("h3", "Diagnostics"));
     const diag = Object.assign({}, e.verdict); delete diag.reasons; delete diag.strict_reasons;
     pane.appendChild(kvTable(diag));
+    const top = pane.getBoundingClientRect().top;  // a click low in a long list: bring the episode into view
+    if (top < 0 || top > window.innerHeight * 0.8) pane.scrollIntoView({ block: "start" });
   }
 
   async function fromHash() {
     const p = new URLSearchParams(location.hash.slice(1));
     const config = p.get("config") || $("f-config").value;
-    if (!config || !CCL.index[config]) return;
-    if (p.has("split") && p.get("split") !== $("f-split").value) {
-      $("f-split").value = p.get("split");
-      if (config === state.config) renderList();
+    if (!CCL.index[config]) {
+      problem("Unknown configuration '" + config + "' in the link; exported: " + Object.keys(CCL.index).join(", ") + ".");
+      return;
+    }
+    for (const [key, id] of Object.entries(FILTERS)) {
+      const value = p.get(key) || "";
+      const box = $(id);
+      if (box.tagName === "SELECT" && value && ![...box.options].some((o) => o.value === value)) {
+        problem("Unknown " + key + " '" + value + "' in the link; valid: " + [...box.options].map((o) => o.value).filter(Boolean).join(", ") + ".");
+        return;
+      }
+      box.value = value;
     }
     if (config !== state.config) {
       $("f-config").value = config;
       state.config = config;
       state.episodes = await loadConfig(config);
-      renderList();
     }
+    renderList();
     const task = p.get("task");
     const ep = task && state.episodes.find((e) => e.task_id === task);
     if (ep) showEpisode(ep);
+    else if (task) $("trace-detail").replaceChildren(el("p", "No episode of task '" + task + "' in " + config + "."));
   }
 
   // ---------------------------------------------------------------- live mode (scripts/serve.py)
@@ -145,9 +179,9 @@
       const o = el("option", name + " (" + info.success + "/" + info.episodes + " successful)"); o.value = name; sel.appendChild(o);
     }
     if (!sel.options.length) { $("trace-count").textContent = "No evaluated configuration is exported."; return; }
-    sel.addEventListener("change", () => { location.hash = "config=" + encodeURIComponent(sel.value); });
-    for (const id of ["f-split", "f-outcome"]) $(id).addEventListener("change", renderList);
-    $("f-text").addEventListener("input", renderList);
+    sel.addEventListener("change", () => { location.hash = hashFor(); });
+    for (const id of ["f-split", "f-outcome"]) $(id).addEventListener("change", filtersChanged);
+    $("f-text").addEventListener("input", filtersChanged);
     window.addEventListener("hashchange", fromHash);
     if (!location.hash) location.hash = "config=" + encodeURIComponent(sel.value); else fromHash();
     setupLive();
