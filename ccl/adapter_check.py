@@ -8,6 +8,7 @@ a measured retraining on another kernel path (README, "Verify hashes").
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,8 +44,10 @@ class Comparison:
     val_loss_rel: float
 
     def within(self, tol: Tolerance = TOLERANCE) -> bool:
-        return self.bitwise or (self.weight_rel <= tol.weight_rel and self.loss_rel <= tol.loss_rel
-                                and self.val_loss_rel <= tol.loss_rel)
+        """Weights byte-identical or within tolerance, and the logged losses within tolerance either way
+        (identical adapters with other losses mean an altered log)."""
+        return ((self.bitwise or self.weight_rel <= tol.weight_rel)
+                and self.loss_rel <= tol.loss_rel and self.val_loss_rel <= tol.loss_rel)
 
 
 def adapter_file(run: Path) -> Path:
@@ -63,22 +66,40 @@ def compare(published: Path, retrained: Path) -> Comparison:
     if a.keys() != b.keys() or any(a[k].shape != b[k].shape for k in a):
         raise InputError(f"{retrained}: its adapter's tensors differ in names or shapes from {published}'s: "
                          f"not the same recipe")
-    rel = {k: float(np.linalg.norm((b[k] - a[k]).astype(np.float64)) / max(np.linalg.norm(a[k].astype(np.float64)),
-                                                                            1e-30)) for k in a}
+    rel = {k: _finite(float(np.linalg.norm((b[k] - a[k]).astype(np.float64))
+                            / max(np.linalg.norm(a[k].astype(np.float64)), 1e-30))) for k in a}
     worst = max(rel, key=rel.get)
-    la = {r["step"]: r["loss"] for r in read_jsonl(published / "train_log.jsonl")}
-    lb = {r["step"]: r["loss"] for r in read_jsonl(retrained / "train_log.jsonl")}
+    la, lb = _losses(published), _losses(retrained)
     if la.keys() != lb.keys():
         raise InputError(f"{retrained}: logged steps {sorted(lb)[:3]}... differ from {published}'s: not the same recipe")
-    step_rel = {s: abs(lb[s] - la[s]) / abs(la[s]) for s in la}
+    step_rel = {s: _finite(abs(lb[s] - la[s]) / abs(la[s])) for s in la}
     worst_step = max(step_rel, key=step_rel.get)
-    va, vb = read_json(published / "summary.json")["val_loss"], read_json(retrained / "summary.json")["val_loss"]
+    va, vb = _val_loss(published), _val_loss(retrained)
     return Comparison(bitwise=sha256_file(a_file) == sha256_file(b_file), weight_rel=rel[worst], weight_tensor=worst,
-                      loss_rel=step_rel[worst_step], loss_step=worst_step, val_loss_rel=abs(vb - va) / abs(va))
+                      loss_rel=step_rel[worst_step], loss_step=worst_step, val_loss_rel=_finite(abs(vb - va) / abs(va)))
+
+
+def _finite(x: float) -> float:
+    """A NaN difference (a NaN weight or loss) counts as infinitely far, never as within tolerance."""
+    return x if math.isfinite(x) else math.inf
+
+
+def _losses(run: Path) -> dict[int, float]:
+    try:
+        return {r["step"]: float(r["loss"]) for r in read_jsonl(run / "train_log.jsonl")}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise InputError(f"{run / 'train_log.jsonl'}: cannot read the step losses ({type(e).__name__}: {e})") from None
+
+
+def _val_loss(run: Path) -> float:
+    try:
+        return float(read_json(run / "summary.json")["val_loss"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise InputError(f"{run / 'summary.json'}: cannot read the validation loss ({type(e).__name__}: {e})") from None
 
 
 def describe(c: Comparison, tol: Tolerance = TOLERANCE) -> str:
-    if c.bitwise:
+    if c.bitwise and c.within(tol):
         return "BITWISE: the adapters are byte-identical (same kernel path)"
     verdict = "WITHIN TOLERANCE" if c.within(tol) else "DIFFERS"
     return (f"{verdict}: adapter weights differ by at most {c.weight_rel:.2e} relative ({c.weight_tensor}; "

@@ -47,5 +47,9 @@ def recorded_outputs(root: Path) -> tuple[list[Recorded], list[Unlisted]]:
         if not listing.is_file():
             unlisted.append(Unlisted(path, stage))
             continue
-        files += [Recorded(f"{path}/{e['relpath']}", e["md5"], stage) for e in json.loads(listing.read_text())]
+        try:
+            files += [Recorded(f"{path}/{e['relpath']}", e["md5"], stage) for e in json.loads(listing.read_text())]
+        except (ValueError, KeyError, TypeError) as e:
+            raise InputError(f"{listing}: the DVC cache's file list of {path} is damaged ({type(e).__name__}: {e}); "
+                             f"delete it and run `dvc pull` or `dvc repro {stage}`") from None
     return files, unlisted

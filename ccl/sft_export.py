@@ -77,8 +77,13 @@ def from_tool_format(messages: list[dict]) -> list[dict]:
 
 
 def export_row(row: dict, where: str) -> dict:
-    messages = to_tool_format(row["messages"])
-    if from_tool_format(messages) != row["messages"]:
+    try:
+        messages = to_tool_format(row["messages"])
+        back = from_tool_format(messages)
+    except (ValueError, KeyError, TypeError, AttributeError) as e:  # a turn not in the study's JSON shape
+        raise ExportError(f"{where}: task {row.get('task_id') if isinstance(row, dict) else '?'}: cannot be written "
+                          f"as tool calls ({type(e).__name__}: {e}); nothing was written") from None
+    if back != row["messages"]:
         raise ExportError(f"{where}: task {row.get('task_id')}: the tool-call form does not convert back to the "
                           f"same messages (an assistant turn not in the study's JSON shape?); nothing was written")
     return {"messages": messages, **{k: v for k, v in row.items() if k != "messages"}}
@@ -95,15 +100,18 @@ def export(variants: Path, val_file: Path, out: Path) -> dict[str, int]:
     valid = [export_row(r, f"{val_file}:{i}") for i, r in enumerate(read_jsonl(val_file), 1)]
     # every row converted (and checked) before anything is written: a refused row leaves the last export as it was
     sets = {f.stem: [export_row(r, f"{f}:{i}") for i, r in enumerate(read_jsonl(f), 1)] for f in files}
-    shutil.rmtree(out, ignore_errors=True)  # a training set that no longer exists leaves no folder behind
+    tmp = out.with_name(out.name + ".tmp")  # written beside, then swapped in: a crash keeps the last export
+    shutil.rmtree(tmp, ignore_errors=True)
     for name, rows in sets.items():
-        write_jsonl(out / name / "train.jsonl", rows)
-        write_jsonl(out / name / "valid.jsonl", valid)
+        write_jsonl(tmp / name / "train.jsonl", rows)
+        write_jsonl(tmp / name / "valid.jsonl", valid)
     counts = {name: len(rows) for name, rows in sets.items()}
     turns = {name: sum(r.get("n_assistant_turns", 0) for r in rows) for name, rows in sets.items()}
-    (out / "README.md").write_text(card(counts, turns, len(valid)))
-    write_manifest(out, sorted(p for p in out.rglob("*") if p.is_file() and p.name != MANIFEST),
+    (tmp / "README.md").write_text(card(counts, turns, len(valid)))
+    write_manifest(tmp, sorted(p for p in tmp.rglob("*") if p.is_file() and p.name != MANIFEST),
                    {"stage": "export_sft"})
+    shutil.rmtree(out, ignore_errors=True)  # a training set that no longer exists leaves no folder behind
+    tmp.rename(out)
     return counts
 
 

@@ -80,6 +80,9 @@ def _check_manifest(root: Path, m: Path, listed: set[Path], tracked: dict[Path, 
             problems.append(f"REFUSED {shown_m} (entry {rel!r} points outside the manifest's folder)")
             continue
         path = m.parent / rel
+        if path.exists() and not path.resolve().is_relative_to(m.parent.resolve()):  # through a symlink
+            problems.append(f"REFUSED {shown_m} (entry {rel!r} resolves outside the manifest's folder)")
+            continue
         shown = path.relative_to(root).as_posix()
         if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
             problems.append(f"CORRUPT {shown_m} (entry {rel!r} has no sha256)")

@@ -60,3 +60,13 @@ def test_runs_of_another_recipe_are_refused(tmp_path):
         compare(pub, other)
     with pytest.raises(InputError, match="no adapter/adapter_model.safetensors or adapter/adapters.safetensors"):
         compare(pub, tmp_path)
+
+
+def test_a_nan_anywhere_is_never_within_tolerance(tmp_path):
+    pub = run_folder(tmp_path / "pub", A, [1.0, 0.5, 0.4], 0.25)
+    nan_weight = {**A, "l.lora_B.weight": np.array([[1.0], [np.nan]], dtype=np.float32)}  # the later tensor
+    assert not compare(pub, run_folder(tmp_path / "w", nan_weight, [1.0, 0.5, 0.4], 0.25)).within()
+    assert not compare(pub, run_folder(tmp_path / "l", A, [1.0, float("nan"), 0.4], 0.25)).within()
+    with pytest.raises(InputError, match="summary.json: cannot read the validation loss"):
+        (tmp_path / "w" / "summary.json").write_text("{}")
+        compare(pub, tmp_path / "w")

@@ -46,7 +46,9 @@ def test_bf16_decoder_follows_the_models_own_logits(tiny_folder):
             logits = b.model(input_ids=ids).logits[0, len(prompt) - 1:-1].float()
         chosen = logits.gather(1, ids[0, len(prompt):, None]).squeeze(1)
         assert o.new_tokens == len(new) == 6
-        assert bool((logits.max(1).values - chosen <= 0.05 * logits.abs().max()).all())
+        # bf16 rounding: on CPU in bf16 the chosen token sat at most 0.6% of max|logit| below the best, while
+        # the best two differ by about 3% (median); 2% admits rounding, not a generally worse token
+        assert bool((logits.max(1).values - chosen <= 0.02 * logits.abs().max()).all())
 
 
 def test_training_step_resumes_exactly_on_cuda(tmp_path):

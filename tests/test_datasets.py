@@ -180,6 +180,11 @@ def test_verify_checks_every_field_and_refuses_malformed_manifests(smoke_builds,
     for rel in ("../outside.jsonl", "/etc/passwd", "tasks/../../x"):
         got = problems_with({**good, "files": {**good["files"], rel: entry}})
         assert f"REFUSED manifest.json (entry {rel!r} points outside the manifest's folder)" in got
+    (tree / "tasks" / "link.jsonl").symlink_to(tmp_path / "outside.jsonl")
+    (tmp_path / "outside.jsonl").write_text("{}\n")
+    got = problems_with({**good, "files": {**good["files"], "tasks/link.jsonl": entry}})
+    assert "REFUSED manifest.json (entry 'tasks/link.jsonl' resolves outside the manifest's folder)" in got
+    (tree / "tasks" / "link.jsonl").unlink()
     got = problems_with({**good, "files": {**good["files"], "tasks/eval_id.jsonl": {"bytes": 3}}})
     assert "CORRUPT manifest.json (entry 'tasks/eval_id.jsonl' has no sha256)" in got
     assert problems_with({"files": list(good["files"])})[0] == \

@@ -27,7 +27,8 @@ def tiny(request, tmp_path_factory) -> TorchBackend:
 def reference(b: TorchBackend, prompt: str, n: int) -> str:
     ids = b.tok(prompt, return_tensors="pt", add_special_tokens=False)
     with torch.inference_mode():
-        out = b.model.generate(**ids.to(b.device), max_new_tokens=n, do_sample=False, pad_token_id=b.pad_id)
+        out = b.model.generate(**ids.to(b.device), max_new_tokens=n, do_sample=False, pad_token_id=b.pad_id,
+                               eos_token_id=sorted(b.eos_ids))
     return b.tok.decode(out[0, ids.input_ids.shape[1]:], skip_special_tokens=True)
 
 
@@ -35,24 +36,50 @@ def test_lockstep_decoder_equals_generate_across_turns(tiny):
     check_turns_equal_generate(tiny)
 
 
-def check_turns_equal_generate(b: TorchBackend, n: int = 8) -> None:
+def test_rows_that_end_early_leave_the_batch_and_the_rest_still_equal_generate(tiny):
+    """An end token that one conversation's reply reaches on its third step: rows now finish on
+    different steps, so finished rows leave the batch (their keys, values and linear states dropped)."""
+    early = stop_token(tiny, QUESTIONS[1])
+    tiny.eos_ids.add(early)
+    try:
+        lengths = check_turns_equal_generate(tiny, premise=False)
+    finally:
+        tiny.eos_ids.discard(early)
+    assert any(len(set(turn)) > 1 for turn in lengths), lengths  # some turn had rows end at different steps
+
+
+def stop_token(b, question: str) -> int:
+    """The third token the model replies to ``question`` (greedy): made an end token, it ends that reply early."""
+    prompt = b.render([{"role": "system", "content": "Be brief."}, {"role": "user", "content": question}])
+    ids = b.tok(prompt, return_tensors="pt", add_special_tokens=False)
+    with torch.inference_mode():
+        out = b.model.generate(**ids.to(b.device), max_new_tokens=3, do_sample=False, pad_token_id=b.pad_id)
+    return int(out[0, -1])
+
+
+def check_turns_equal_generate(b: TorchBackend, n: int = 8, premise: bool = True) -> list[list[int]]:
     """Three conversations, three turns each, decoded together with the shared head and each turn's
-    cache reused: every reply equals ``model.generate`` on the whole re-tokenised conversation."""
+    cache reused: every reply equals ``model.generate`` on the whole re-tokenised conversation.
+    Returns each turn's reply lengths."""
     assert b.hybrid == b.model.config.model_type.startswith("qwen3_5")
     convs = [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": q}] for q in QUESTIONS]
     first = b.render(convs[0])
     head = first[:first.index("<|im_end|>\n") + len("<|im_end|>\n")]  # the system message: shared by all
     states = [{"prefix": head} for _ in convs]
+    lengths = []
     for turn in range(3):
         prompts = [b.render(c) for c in convs]
         got = b.generate(states, prompts, GenConfig(max_new_tokens=n), [0, 1, 2])
         for p, g in zip(prompts, got):
             assert g.text == reference(b, p, n)
-            assert len(b.tok(g.text, add_special_tokens=False).input_ids) == g.new_tokens == n  # the premise
+            if premise:  # the replies re-tokenise to the tokens generated
+                assert len(b.tok(g.text, add_special_tokens=False).input_ids) == g.new_tokens == n
         # the head, then only each turn's new messages, were prefilled
         assert all(g.prompt_tokens < (30 if turn == 0 else 20) for g in got), [g.prompt_tokens for g in got]
+        lengths.append([g.new_tokens for g in got])
         for c, g in zip(convs, got):
             c += [{"role": "assistant", "content": g.text}, {"role": "user", "content": "Once more, then stop."}]
+    return lengths
 
 
 def test_hybrid_models_decode_in_lockstep_by_turn(tiny):
@@ -94,22 +121,39 @@ def tiny_mlx(request, tmp_path_factory):
     return MLXBackend(folder)
 
 
-def test_mlx_batched_greedy_turns_equal_a_fresh_prefill_of_each_conversation(tiny_mlx):
+@pytest.mark.parametrize("early", [False, True], ids=["full-length", "early-end"])
+def test_mlx_turns_equal_a_fresh_prefill_of_each_conversation(tiny_mlx, early):
     """Greedy turns of three episodes decode together (mlx-lm's BatchGenerator, each episode's cache
-    handed in and back, fresh episodes from the shared head's cache); every reply equals decoding that
-    conversation alone from an empty cache."""
+    handed in and back, fresh episodes from the shared head's cache), and each episode also alone over
+    its own turns (the one-at-a-time path): every reply equals decoding that conversation from an empty
+    cache. ``early``: an end token one reply reaches on its third step, so rows leave the batch at
+    different steps."""
     b, n = tiny_mlx, 8
-    convs = [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": q}] for q in QUESTIONS]
-    first = b.render(convs[0])
-    head = first[:first.index("<|im_end|>\n") + len("<|im_end|>\n")]
-    states = [{"prefix": head} for _ in convs]
-    for turn in range(3):
-        prompts = [b.render(c) for c in convs]
-        got = b.generate(states, prompts, GenConfig(max_new_tokens=n), [0, 1, 2])
-        alone = [b.generate([{}], [p], GenConfig(max_new_tokens=n), [0])[0] for p in prompts]
-        assert [g.text for g in got] == [a.text for a in alone]
-        assert all(g.new_tokens == n for g in got)
-        if turn:  # only the new messages were prefilled
-            assert all(g.prompt_tokens < 20 < a.prompt_tokens for g, a in zip(got, alone))
-        for c, g in zip(convs, got):
-            c += [{"role": "assistant", "content": g.text}, {"role": "user", "content": "Once more, then stop."}]
+    stop = None
+    if early:
+        p0 = b.render([{"role": "system", "content": "Be brief."}, {"role": "user", "content": QUESTIONS[1]}])
+        out = b.generate([{}], [p0], GenConfig(max_new_tokens=3), [0])[0]
+        stop = b.tok(out.text, add_special_tokens=False).input_ids[-1]  # its third token
+        b.eos_ids.add(stop)
+    try:
+        convs = [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": q}] for q in QUESTIONS]
+        first = b.render(convs[0])
+        head = first[:first.index("<|im_end|>\n") + len("<|im_end|>\n")]
+        batched = [{"prefix": head} for _ in convs]
+        single = [{"prefix": head} for _ in convs]
+        lengths = []
+        for turn in range(3):
+            prompts = [b.render(c) for c in convs]
+            got = b.generate(batched, prompts, GenConfig(max_new_tokens=n), [0, 1, 2])
+            one = [b.generate([st], [p], GenConfig(max_new_tokens=n), [0])[0] for st, p in zip(single, prompts)]
+            alone = [b.generate([{}], [p], GenConfig(max_new_tokens=n), [0])[0] for p in prompts]
+            assert [g.text for g in got] == [a.text for a in alone] == [o.text for o in one]
+            if turn:  # only the new messages were prefilled
+                assert all(g.prompt_tokens < 20 < a.prompt_tokens for g, a in zip(got, alone))
+                assert [o.prompt_tokens for o in one] == [g.prompt_tokens for g in got]
+            lengths.append([g.new_tokens for g in got])
+            for c, g in zip(convs, got):
+                c += [{"role": "assistant", "content": g.text}, {"role": "user", "content": "Once more, then stop."}]
+        assert any(len(set(x)) > 1 for x in lengths) == early, lengths
+    finally:
+        b.eos_ids.discard(stop)

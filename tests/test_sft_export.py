@@ -50,7 +50,18 @@ def test_a_row_that_would_not_convert_back_is_refused_by_name(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_the_export_loads_with_datasets_and_supervises_the_same_tokens(tmp_path):
+def test_a_turn_not_in_the_studys_json_shape_is_refused_by_name(tmp_path):
+    prose = [*STUDY[:2], {"role": "assistant", "content": "I will call get_fx_rate now."}]
+    write_jsonl(tmp_path / "variants" / "B.jsonl", [{"task_id": "t:2", "messages": prose}])
+    write_jsonl(tmp_path / "val.jsonl", [{"task_id": "v:1", "messages": STUDY}])
+    with pytest.raises(ExportError, match=r"B.jsonl:1: task t:2: cannot be written as tool calls \(JSONDecodeError"):
+        export(tmp_path / "variants", tmp_path / "val.jsonl", tmp_path / "out")
+
+
+def test_the_export_loads_with_datasets_and_converts_back_to_the_training_tokens(tmp_path):
+    """Through Arrow (`datasets`) and back, each row is the study's training messages again, so the
+    student's template and packing supervise exactly the tokens they did (the tool-call form itself
+    is not rendered by the study's own trainer)."""
     from datasets import load_dataset
     from transformers import AutoTokenizer
     rows = []
@@ -69,8 +80,8 @@ def test_the_export_loads_with_datasets_and_supervises_the_same_tokens(tmp_path)
     for row, got in zip(rows, loaded):
         back = from_tool_format(got["messages"])  # through Arrow and back
         assert back == row["messages"]
-        ours = pack_episode(lambda t: tok(t, add_special_tokens=False).input_ids, render, row["messages"], end, 10**6)
-        theirs = pack_episode(lambda t: tok(t, add_special_tokens=False).input_ids, render, back, end, 10**6)
-        assert (theirs.input_ids, theirs.labels) == (ours.input_ids, ours.labels) and ours.n_targets > 0
+        packed = pack_episode(lambda t: tok(t, add_special_tokens=False).input_ids, render, back, end, 10**6)
+        supervised = tok.decode([t for t, lab in zip(packed.input_ids, packed.labels) if lab])
+        assert supervised == "".join(m["content"] + "<|im_end|>" for m in row["messages"] if m["role"] == "assistant")
     calls = [json.loads(c["function"]["arguments"]) for m in loaded[0]["messages"] for c in (m.get("tool_calls") or [])]
     assert calls and all(isinstance(a, dict) for a in calls)

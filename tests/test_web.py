@@ -329,13 +329,13 @@ def test_the_trace_explorers_hash_holds_every_filter_both_ways(site, browser):
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import Select, WebDriverWait
     wait = WebDriverWait(browser, 20)
-    browser.get((site / "traces.html").as_uri() + "#config=oracle&split=eval_ood&outcome=true&q=ood")
+    browser.get((site / "traces.html").as_uri() + "#config=oracle&split=eval_ood&outcome=true&q=%3Aeval%3A")
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#trace-list li")))
     value = lambda i: browser.find_element(By.ID, i).get_attribute("value")  # noqa: E731
-    assert (value("f-config"), value("f-split"), value("f-outcome"), value("f-text")) == ("oracle", "eval_ood", "true", "ood")
+    assert (value("f-config"), value("f-split"), value("f-outcome"), value("f-text")) == ("oracle", "eval_ood", "true", ":eval:")
     Select(browser.find_element(By.ID, "f-outcome")).select_by_value("false")
     hash_ = browser.execute_script("return location.hash")
-    assert all(part in hash_ for part in ("config=oracle", "split=eval_ood", "outcome=false", "q=ood")), hash_
+    assert all(part in hash_ for part in ("config=oracle", "split=eval_ood", "outcome=false", "q=%3Aeval%3A")), hash_
     assert browser.find_element(By.ID, "trace-count").text.startswith("0 of 8")  # the oracle fails nothing
     browser.get((site / "traces.html").as_uri() + "#config=nope")
     wait.until(lambda b: "Unknown configuration 'nope'" in b.find_element(By.ID, "trace-count").text)

@@ -97,8 +97,9 @@ class MLXBackend:
             out.append(int(token))
             if out[-1] in self.eos_ids:
                 break
-        # the last token is not in the cache yet; it is prefilled with the next turn
-        st["text"] = prompt + self.tok.decode(out[:-1])
+        # mlx-lm's generate_step feeds each token to the cache before yielding it, so the cache holds every
+        # generated token, the last (end token) included: its text is the prompt and the whole reply
+        st["text"] = prompt + self.tok.decode(out)
         return GenOut(self.tok.decode(out, skip_special_tokens=True), len(ids), len(out))
 
     def _batch(self, states: list[BackendState], prompts: list[str], incs: list[list[int]],

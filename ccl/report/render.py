@@ -65,7 +65,7 @@ NAMES = {"base": voc.STUDENT_BASE, "fewshot": voc.STUDENT_FEWSHOT, "teacher": vo
          "teacher_data": voc.B, "oracle_data": voc.C, "mixed": voc.DMIX, "sequential": voc.DSEQ}
 
 
-MARKER = re.compile(r"^<!-- (?:BEGIN|END):[\w-]+ -->\n", re.M)
+MARKER = re.compile(r"^<!-- (?:BEGIN|END):[\w-]+ -->\n?", re.M)
 
 
 def markdown_to_html(md: str) -> str:

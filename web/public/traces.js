@@ -111,7 +111,7 @@
   async function fromHash() {
     const p = new URLSearchParams(location.hash.slice(1));
     const config = p.get("config") || $("f-config").value;
-    if (!CCL.index[config]) {
+    if (!Object.hasOwn(CCL.index, config)) {
       problem("Unknown configuration '" + config + "' in the link; exported: " + Object.keys(CCL.index).join(", ") + ".");
       return;
     }
@@ -127,7 +127,9 @@
     if (config !== state.config) {
       $("f-config").value = config;
       state.config = config;
-      state.episodes = await loadConfig(config);
+      const episodes = await loadConfig(config);
+      if (state.config !== config) return;  // another link arrived while this one loaded: it wins
+      state.episodes = episodes;
     }
     renderList();
     const task = p.get("task");
