@@ -24,9 +24,25 @@ Status: done = request completed; refused = your role does not allow it; blocked
 NEXT_STEP = 'If these results complete the request, reply with {"final": ..., "status": ...}; otherwise call the next tools.'
 
 
+RESULTS = "Results:\n"
+
+
 def observation_text(results: list[dict]) -> str:
     """The user message that returns one turn's tool results (one canonical JSON line each)."""
-    return "Results:\n" + "\n".join(dumps(r) for r in results) + "\n" + NEXT_STEP
+    return observation_from_lines([dumps(r) for r in results])
+
+
+def observation_from_lines(lines: list[str]) -> str:
+    """The observation message around already-serialised result lines."""
+    return RESULTS + "\n".join(lines) + "\n" + NEXT_STEP
+
+
+def observation_lines(text: str) -> list[str] | None:
+    """The result lines of an observation message (the inverse of :func:`observation_from_lines`), or
+    None when ``text`` is not one."""
+    if not (text.startswith(RESULTS) and text.endswith("\n" + NEXT_STEP)):
+        return None
+    return text[len(RESULTS):-len(NEXT_STEP) - 1].split("\n")
 
 
 # Few-shot variant A+: two worked examples whose tools are never in any catalogue, so they

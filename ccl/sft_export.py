@@ -20,9 +20,7 @@ from pathlib import Path
 from .errors import InputError
 from .jsonio import read_jsonl, write_jsonl
 from .manifest import MANIFEST, write_manifest
-from .prompt_head import NEXT_STEP
-
-RESULTS = "Results:\n"
+from .prompt_head import observation_from_lines, observation_lines
 
 
 class ExportError(InputError):
@@ -42,8 +40,7 @@ def to_tool_format(messages: list[dict]) -> list[dict]:
                      "function": {"name": c["tool"], "arguments": json.dumps(c["args"], ensure_ascii=False)}}
                     for cid, c in zip(pending, action["calls"])]})
                 continue
-        elif m["role"] == "user" and m["content"].startswith(RESULTS) and m["content"].endswith("\n" + NEXT_STEP):
-            lines = m["content"][len(RESULTS):-len(NEXT_STEP) - 1].split("\n")
+        elif m["role"] == "user" and (lines := observation_lines(m["content"])) is not None:
             if len(lines) == len(pending):
                 for cid, line in zip(pending, lines):
                     out.append({"role": "tool", "tool_call_id": cid, "name": json.loads(line).get("tool", ""),
@@ -63,7 +60,7 @@ def from_tool_format(messages: list[dict]) -> list[dict]:
             results.append(m["content"])
             continue
         if results:
-            out.append({"role": "user", "content": RESULTS + "\n".join(results) + "\n" + NEXT_STEP})
+            out.append({"role": "user", "content": observation_from_lines(results)})
             results = []
         if m["role"] == "assistant" and m.get("tool_calls"):
             calls = [{"tool": c["function"]["name"], "args": json.loads(c["function"]["arguments"])}
@@ -72,7 +69,7 @@ def from_tool_format(messages: list[dict]) -> list[dict]:
         else:
             out.append({"role": m["role"], "content": m["content"]})
     if results:
-        out.append({"role": "user", "content": RESULTS + "\n".join(results) + "\n" + NEXT_STEP})
+        out.append({"role": "user", "content": observation_from_lines(results)})
     return out
 
 

@@ -206,8 +206,9 @@ class TorchBackend:
     def _row_state(self, cache, row: int, keep: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """One row's cache, per layer: keys and values at the positions ``keep`` (padding removed), or
         a linear layer's convolution and recurrent states."""
+        # indexing by ``keep`` already copies; the linear states are views the layer updates in place
         return [(layer.conv_states[0][row].clone(), layer.recurrent_states[0][row].clone()) if lin
-                else (layer.keys[row][:, keep].clone(), layer.values[row][:, keep].clone())
+                else (layer.keys[row][:, keep], layer.values[row][:, keep])
                 for layer, lin in zip(cache.layers, self.linear)]
 
     def _store(self, st: BackendState, cache, row: int, mask_row: torch.Tensor) -> None:

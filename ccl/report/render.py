@@ -68,18 +68,22 @@ NAMES = {"base": voc.STUDENT_BASE, "fewshot": voc.STUDENT_FEWSHOT, "teacher": vo
 MARKER = re.compile(r"^<!-- (?:BEGIN|END):[\w-]+ -->\n?", re.M)
 
 
+def _markdown():
+    """CommonMark with tables; raw HTML escaped, never passed through."""
+    from markdown_it import MarkdownIt
+    return MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
 def markdown_to_html(md: str) -> str:
     """HTML of the report's markdown. Raw HTML is escaped, not passed through (prose like
     ``results/runs/<name>/...`` must show as written); the block markers, which only the markdown
     file needs for regeneration, are dropped first."""
-    from markdown_it import MarkdownIt
-    return MarkdownIt("commonmark", {"html": False}).enable("table").render(MARKER.sub("", md))
+    return _markdown().render(MARKER.sub("", md))
 
 
 def inline_markdown_to_html(text: str) -> str:
     """One line of prose (a missing figure's reason, say) as HTML: `code` spans rendered, raw HTML escaped."""
-    from markdown_it import MarkdownIt
-    return MarkdownIt("commonmark", {"html": False}).renderInline(text)
+    return _markdown().renderInline(text)
 
 
 def blocks(text: str) -> dict[str, str]:
