@@ -45,15 +45,27 @@ class Catalogue:
                                  else m.group(1), text)
 
     def render(self) -> str:
-        """Compact one-line-per-tool listing for the system prompt."""
-        lines = []
+        """Compact one-line-per-tool listing for the system prompt (through :func:`render_tools`, as a
+        client's OpenAI ``tools`` are rendered, so both give the same prompt)."""
+        return render_tools(self.openai_tools())
+
+    def openai_tools(self) -> list[dict]:
+        """The catalogue as OpenAI ``tools`` under surface names; a tool's roles, approval and fallback
+        end its description, as in the prompt."""
+        out = []
         for t in self.canonical:
             tool = TOOLS[t]
-            params = []
+            props, required = {}, []
             for p in tool.params:
-                kind = "|".join(p.enum) if p.enum else (f"{p.items}[]" if p.type == "array" else p.type)
-                opt = "" if p.required else "?"
-                params.append(f"{self.param_alias[t][p.name]}{opt}: {kind} ({self._describe(p.description)})")
+                schema: dict[str, Any] = {"type": p.type}
+                if p.enum:
+                    schema["enum"] = list(p.enum)
+                if p.items:
+                    schema["items"] = {"type": p.items}
+                schema["description"] = self._describe(p.description)
+                props[self.param_alias[t][p.name]] = schema
+                if p.required:
+                    required.append(self.param_alias[t][p.name])
             notes = []
             if tool.roles:
                 notes.append("role: " + "/".join(tool.roles))
@@ -62,8 +74,10 @@ class Catalogue:
             if tool.fallback and tool.fallback in self.tool_alias:
                 notes.append("fallback: " + self.surface(tool.fallback))
             note = f" [{'; '.join(notes)}]" if notes else ""
-            lines.append(f"- {self.surface(t)}({', '.join(params)}): {self._describe(tool.description)}{note}")
-        return "\n".join(lines)
+            out.append({"type": "function", "function": {
+                "name": self.surface(t), "description": self._describe(tool.description) + note,
+                "parameters": {"type": "object", "properties": props, "required": required}}})
+        return out
 
     def schemas(self) -> list[dict]:
         """JSON schemas under surface names (for chat templates that take tools)."""
@@ -77,3 +91,53 @@ class Catalogue:
             s["parameters"]["required"] = [self.param_alias[t][k] for k in s["parameters"]["required"]]
             out.append(s)
         return out
+
+
+class ToolsError(ValueError):
+    """OpenAI ``tools`` that cannot be rendered; the message names the entry."""
+
+
+def _kind(schema: dict, where: str) -> str:
+    """A parameter's type in the prompt's notation: ``a|b`` for an enum, ``string[]`` for an array."""
+    if "enum" in schema:
+        if not isinstance(schema["enum"], list) or not all(isinstance(v, str) for v in schema["enum"]):
+            raise ToolsError(f"{where}.enum must be a list of strings")
+        return "|".join(schema["enum"])
+    kind = schema.get("type")
+    if kind == "array":
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        return f"{items.get('type', 'any')}[]"
+    if isinstance(kind, list) and all(isinstance(k, str) for k in kind):
+        return "|".join(kind)
+    return kind if isinstance(kind, str) else "any"
+
+
+def render_tools(tools: Any) -> str:
+    """OpenAI ``tools`` as the system prompt's catalogue listing, one line per tool:
+    ``- name(param?: kind (description), ...): description``."""
+    if not isinstance(tools, list):
+        raise ToolsError("tools must be a list")
+    lines = []
+    for i, tool in enumerate(tools):
+        where = f"tools[{i}]"
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(fn, dict) or tool.get("type", "function") != "function":
+            raise ToolsError(f'{where} must be {{"type": "function", "function": {{...}}}}')
+        name = fn.get("name")
+        if not isinstance(name, str) or not name:
+            raise ToolsError(f"{where}.function.name must be a non-empty string")
+        params = fn.get("parameters") or {}
+        props = params.get("properties") or {} if isinstance(params, dict) else None
+        required = params.get("required") or [] if isinstance(params, dict) else []
+        if not isinstance(props, dict) or not isinstance(required, list):
+            raise ToolsError(f"{where}.function.parameters must be an object schema (properties, required)")
+        rendered = []
+        for pname, schema in props.items():
+            schema = schema if isinstance(schema, dict) else {}
+            desc = schema.get("description")
+            rendered.append(f"{pname}{'' if pname in required else '?'}: "
+                            f"{_kind(schema, f'{where}.function.parameters.properties.{pname}')}"
+                            + (f" ({desc})" if isinstance(desc, str) and desc else ""))
+        desc = fn.get("description")
+        lines.append(f"- {name}({', '.join(rendered)})" + (f": {desc}" if isinstance(desc, str) and desc else ""))
+    return "\n".join(lines)

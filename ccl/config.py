@@ -25,7 +25,8 @@ from .vocabulary import RUNS
 
 PROFILES = ("paper", "paper-cuda", "cpu", "smoke")  # paper-cuda: paper sizes, a teacher that runs on CUDA
 # the top level of params.yaml: the profile, the run matrix, and one section per stage
-SECTIONS = ("profile", "runs", "models", "build_datasets", "distill", "build_sft", "train", "evaluate", "analyze")
+SECTIONS = ("profile", "runs", "models", "build_datasets", "distill", "build_sft", "train", "evaluate", "analyze",
+            "serve_eval")
 T = TypeVar("T")
 
 

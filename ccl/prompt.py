@@ -6,20 +6,22 @@ import datetime as dt
 from .catalogue import Catalogue
 from .prompt_head import FEWSHOT, NEXT_STEP, STATIC_HEAD, observation_text
 
-__all__ = ["FEWSHOT", "NEXT_STEP", "STATIC_HEAD", "observation_text", "system_prompt"]
+__all__ = ["FEWSHOT", "NEXT_STEP", "STATIC_HEAD", "compose_system", "observation_text", "system_prompt",
+           "task_context"]
 
-# The per-task part, after the shared head.
-TASK_PART = """
 
-Today is {today} ({weekday}). The user's role is {role}.
-Tools:
-{tools}"""
+def task_context(task: dict) -> str:
+    """The task's line after the static head: its date and the user's role."""
+    day = dt.date.fromisoformat(task["today"])
+    return f"Today is {task['today']} ({day.strftime('%A')}). The user's role is {task['role']}."
+
+
+def compose_system(context: str, tools: str, fewshot: bool = False) -> str:
+    """The static head (with the A+ worked examples when ``fewshot``), the context line (date and role;
+    an OpenAI client's system text) and the tool listing. The server builds a client's prompt here too."""
+    return STATIC_HEAD + (FEWSHOT if fewshot else "") + "\n\n" + (f"{context}\n" if context else "") + "Tools:\n" + tools
 
 
 def system_prompt(task: dict, catalogue: Catalogue | None = None, fewshot: bool = False) -> str:
-    """The static head (with the A+ worked examples when ``fewshot``), then the task's date, role and tools."""
-    catalogue = catalogue or Catalogue(task)
-    day = dt.date.fromisoformat(task["today"])
-    rest = TASK_PART.replace("{today}", task["today"]).replace("{weekday}", day.strftime("%A")).replace(
-        "{role}", task["role"]).replace("{tools}", catalogue.render())
-    return STATIC_HEAD + (FEWSHOT if fewshot else "") + rest
+    """A task's system prompt: its context line and its catalogue."""
+    return compose_system(task_context(task), (catalogue or Catalogue(task)).render(), fewshot)

@@ -1,62 +1,86 @@
-"""The local server (scripts/serve.py): the report site, an OpenAI-compatible chat endpoint
-for the loaded model, and live episodes for the trace explorer, on 127.0.0.1 only.
+"""The local server (scripts/serve.py): the report site, an OpenAI-compatible chat endpoint with tool
+calls and a fallback chain, and live episodes for the trace explorer, on 127.0.0.1 only.
 
 Endpoints (every error is ``{"error": {"message", "type", "param", "code"}}``):
 
 - ``GET /`` and any other path outside /v1 and /api: a file of the static site (``web/public``);
-- ``GET /v1/models``, ``GET /v1/models/<id>``: the served model;
-- ``POST /v1/chat/completions``: one non-streamed completion (``max_tokens`` or
-  ``max_completion_tokens``, ``temperature`` (default 0: greedy), ``top_p``, ``seed``); the
-  content is the model's raw text; ``usage`` counts real tokens;
-- ``GET /api/health``; ``GET /api/tasks?split=eval_id``: task ids, requests, families;
+- ``GET /v1/models``, ``GET /v1/models/<id>``: the served models, and ``chain`` when one is configured;
+- ``POST /v1/chat/completions``: ``model`` (a served model, or ``chain``: each provider in turn until
+  one answers well), ``messages``, ``tools`` and ``tool_choice`` (``auto`` or ``none``), ``max_tokens``
+  or ``max_completion_tokens``, ``temperature`` (default 0: greedy), ``top_p``, ``seed``, ``stream``
+  (server-sent events ending in ``[DONE]``; ``stream_options.include_usage``). With ``tools`` the
+  prompt is the study's (``ccl.prompt.compose_system``: the client's system text is the context
+  line, the tools are rendered as the runtime renders a catalogue) and the model's action comes back
+  as ``tool_calls`` (finish_reason ``tool_calls``) or as the final answer's text (``stop``); ``tool``
+  messages are fed back as one observation. The response's ``ccl`` member says which provider
+  answered, why earlier ones were passed over, the model's raw text and the answer's status.
+- ``GET /api/health``; ``GET /api/tasks?split=eval_id``; ``GET /api/requests?last=N``: the latest
+  requests' records (provider, fallbacks, latency, tokens);
 - ``POST /api/episode`` ``{"task_id", "split", "model", "adapter"?, "max_tokens"?, "temperature"?,
-  "top_p"?, "seed"?, "fewshot"?}``: one episode through the runtime, streamed as
-  newline-delimited JSON events ``start``, ``message`` (one per message appended to the
-  transcript), then ``end`` (verdict and record), or ``error`` if it broke off.
+  "top_p"?, "seed"?, "fewshot"?}``: one episode through the runtime, streamed as newline-delimited
+  JSON events ``start``, ``message`` (one per message appended), then ``end`` (verdict and record),
+  or ``error`` if it broke off.
 
-Generation runs one call at a time (the backends are not thread-safe); static files and
-task lists are served meanwhile. POST bodies must be JSON (``Content-Type: application/json``,
-which a cross-site form cannot send without a CORS preflight this server never grants), and
-the Host header must name the loopback interface (no DNS rebinding).
+Built on aiohttp (already pinned, as DVC's HTTP client): one event loop serves every connection, so
+idle or slow clients hold no thread and cannot lock others out; the listen queue is 128; a client
+that disconnects cancels its request, and its generation stops at the next decoding step. Generation
+runs one request at a time on one worker thread (the backends are not thread-safe), bounded in
+tokens (``max_tokens``, at most ``MAX_TOKENS_CAP``) and in time (``--request-timeout``). A stream is
+sent after the action is complete: whether the model calls a tool or answers is known only when its
+JSON closes, so deltas arrive together, in the OpenAI chunk shape.
+
+POST bodies must be JSON (``Content-Type: application/json``, which a cross-site form cannot send
+without a CORS preflight this server never grants), and the Host header must name the loopback
+interface (no DNS rebinding). No request runs a consequential tool: chat completions only return the
+model's calls (the client executes them), and episodes run in a task's simulated world.
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import json
+import math
 import mimetypes
 import re
-import shutil
 import threading
 import time
 import traceback
 import uuid
+from collections import OrderedDict, deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
-from urllib.parse import parse_qs, unquote, urlsplit
+from typing import Any, Callable, Iterator
+from urllib.parse import parse_qs, unquote
 
-from .jsonio import dumps, read_jsonl
+from aiohttp import web
+
+from .catalogue import ToolsError, render_tools
+from .jsonio import read_jsonl
 from .models.registry import ModelStore
+from .openai_format import FormatError, action_choice, study_messages
 from .oracle import OraclePolicy
 from .policy.adapters import resolve_adapter
-from .policy.base import GenConfig, ModelPolicy
-from .prompt import system_prompt
+from .policy.base import GenConfig, GenOut, ModelPolicy
+from .prompt import compose_system, system_prompt
+from .prompt_head import head_end
 from .runtime import Episode, Limits, scripted_approver
 from .validate import validate
 
 HOST = "127.0.0.1"  # the only interface the server binds
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 ROLES = ("system", "user", "assistant", "tool")
+CHAIN = "chain"  # the model name that asks for the fallback chain
 MAX_TOKENS_CAP = 4096  # per completion or assistant turn
+MIN_TEMPERATURE = 1e-3  # below it, decoding is greedy (its limit); 1e-300 would overflow the softmax
+BACKLOG = 128  # pending connections the kernel queues (the standard library's server kept 5)
 SITE_HINT = "the site is built by `dvc repro export_web` (or `python -m scripts.export_web`)"
 # request options this server does not implement, with the value that means "not used"
-UNSUPPORTED = {"stream": False, "n": 1, "stop": None, "tools": None, "tool_choice": None, "functions": None,
-               "function_call": None, "logprobs": False, "top_logprobs": None, "logit_bias": None,
-               "presence_penalty": 0, "frequency_penalty": 0}
+UNSUPPORTED = {"n": 1, "stop": None, "functions": None, "function_call": None, "logprobs": False,
+               "top_logprobs": None, "logit_bias": None, "presence_penalty": 0, "frequency_penalty": 0,
+               "parallel_tool_calls": True}
 ERROR_TYPES = {400: "invalid_request_error", 403: "permission_error", 404: "not_found_error",
                405: "method_not_allowed", 411: "length_required", 413: "request_too_large",
                415: "unsupported_media_type", 503: "service_unavailable"}
@@ -77,32 +101,80 @@ class ApiError(Exception):
 
 
 @dataclass
-class App:
-    """What the server serves: the loaded model (or none), the site and the task splits."""
-
-    model: str | None  # the served model name; None: --no-model
-    backend: Any = None  # a ccl.policy backend (render + generate)
-    backend_name: str | None = None
+class Provider:
+    """One served model: a backend (render + generate), with the adapter it was loaded with."""
+    name: str
+    backend: Any
+    backend_name: str
     adapter: str | None = None
+
+
+class RawTexts:
+    """The model's own text of each assistant turn whose calls the server returned, by the calls' ids:
+    a client echoes the calls back, and the next prompt then holds what the model wrote (as in the
+    episode loop), not a re-serialisation. Bounded; an evicted turn falls back to the training form."""
+
+    def __init__(self, size: int = 4096):
+        self.size, self._texts = size, OrderedDict()
+
+    def put(self, ids: tuple[str, ...], text: str) -> None:
+        self._texts[ids] = text
+        while len(self._texts) > self.size:
+            self._texts.popitem(last=False)
+
+    def get(self, ids: tuple[str, ...]) -> str | None:
+        return self._texts.get(ids)
+
+
+@dataclass
+class App:
+    """What the server serves: the providers (none: --no-model), the chain over them, the site and the
+    task splits, the request bounds."""
+
+    providers: list[Provider]
+    chain: tuple[str, ...] = ()  # provider names tried in order for model "chain"; () = no chain
     site: Path = field(kw_only=True)  # the built site (web/public), chosen by the script
     data: Path = field(kw_only=True)  # the task-split folder (data/v1/tasks)
     max_body: int = 1 << 20
     gen: GenConfig = field(default_factory=GenConfig)  # defaults for requests that leave options out
     max_tokens_cap: int = MAX_TOKENS_CAP
+    request_timeout_s: float = 120.0  # generation time of one request (one provider, or one episode turn)
+    keepalive_s: float = 15.0  # an idle keep-alive connection is closed after this long
     quiet: bool = False
-    lock: threading.Lock = field(default_factory=threading.Lock)  # one generation at a time
     started: int = field(default_factory=lambda: int(time.time()))
+    raw: RawTexts = field(default_factory=RawTexts)
+    log: deque = field(default_factory=lambda: deque(maxlen=10_000))  # request records, newest last
+
+    def __post_init__(self) -> None:
+        self.by_name = {p.name: p for p in self.providers}
+        unknown = [n for n in self.chain if n not in self.by_name]
+        if unknown:
+            raise ValueError(f"chain names {unknown}, which are not served ({', '.join(self.by_name) or 'none'})")
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ccl-generate")
+        self.gen_lock: asyncio.Lock | None = None  # made on the server's event loop
+
+    @property
+    def model(self) -> str | None:
+        """The default model (the first provider), for episodes that name none."""
+        return self.providers[0].name if self.providers else None
+
+    def names(self) -> list[str]:
+        return [p.name for p in self.providers] + ([CHAIN] if self.chain else [])
 
 
-def load_app(store: ModelStore, model: str | None, backend: str = "torch", adapter: str | Path | None = None,
+def load_app(store: ModelStore, models: list[tuple[str, str, str | Path | None]], chain: bool = False,
              model_path: str | Path | None = None, **kwargs: Any) -> App:
-    """Load the model through the project's loader (none when ``model`` is None)."""
+    """Load each (model, backend, adapter) through the project's loader; ``chain``: serve them, in this
+    order, as the fallback chain too. A model served twice (with and without an adapter) is named
+    ``model+adapter-folder``."""
     from .policy.load import load_backend  # torch is imported only when a model is served
 
-    if model is None:
-        return App(None, **kwargs)
-    return App(model, load_backend(store, model, backend, adapter, model_path), backend,
-               None if adapter is None else str(adapter), **kwargs)
+    providers = []
+    for model, backend, adapter in models:
+        name = model if adapter is None else f"{model}+{Path(adapter).name}"
+        providers.append(Provider(name, load_backend(store, model, backend, adapter, model_path), backend,
+                                  None if adapter is None else str(adapter)))
+    return App(providers, tuple(p.name for p in providers) if chain else (), **kwargs)
 
 
 # ---------------------------------------------------------------- request checks
@@ -121,25 +193,16 @@ def check_host(host: str | None) -> None:
         raise ApiError(403, f"Host {host!r} is not this server; use http://{HOST}:<port>/")
 
 
-def read_body(headers, rfile, max_body: int) -> bytes:
-    """The request body, refused before reading when it is too large or of unknown length."""
+def check_body_headers(headers: Any, max_body: int) -> None:
+    """Refuse a body before reading it: not JSON, or announced too large."""
     ctype = (headers.get("Content-Type") or "").split(";")[0].strip().lower()
     if ctype != "application/json":
         raise ApiError(415, f"Content-Type must be application/json, not {ctype or 'missing'!r}")
-    if "chunked" in (headers.get("Transfer-Encoding") or "").lower():
-        raise ApiError(411, "chunked request bodies are not supported; send Content-Length")
     raw = headers.get("Content-Length")
-    if raw is None:
+    if raw is None and "chunked" not in (headers.get("Transfer-Encoding") or "").lower():
         raise ApiError(411, "Content-Length header required")
-    if not raw.strip().isdigit():
-        raise ApiError(400, f"bad Content-Length {raw!r}")
-    size = int(raw)
-    if size > max_body:
-        raise ApiError(413, f"request body of {size} bytes is over the {max_body}-byte limit (--max-body)")
-    data = rfile.read(size)
-    if len(data) < size:
-        raise ApiError(400, f"body ended after {len(data)} of {size} bytes")
-    return data
+    if raw is not None and raw.strip().isdigit() and int(raw) > max_body:
+        raise ApiError(413, f"request body of {int(raw)} bytes is over the {max_body}-byte limit (--max-body)")
 
 
 def _no_constants(name: str) -> Any:
@@ -194,8 +257,9 @@ def str_field(body: dict, name: str, default: str | None = None) -> str:
 def gen_config(body: dict, default: GenConfig, cap: int) -> GenConfig:
     """Decoding settings from OpenAI-style fields; absent ones keep the server's defaults."""
     key = "max_completion_tokens" if body.get("max_completion_tokens") is not None else "max_tokens"
+    temperature = number_field(body, "temperature", 0, 2, default.temperature)
     return GenConfig(max_new_tokens=int_field(body, key, 1, cap, min(default.max_new_tokens, cap)),
-                     temperature=number_field(body, "temperature", 0, 2, default.temperature),
+                     temperature=0.0 if temperature < MIN_TEMPERATURE else temperature,
                      top_p=number_field(body, "top_p", 0, 1, default.top_p, lo_open=True),
                      seed=int_field(body, "seed", 0, 2**63 - 1, default.seed))
 
@@ -205,17 +269,33 @@ def check_unsupported(body: dict) -> None:
         value = body.get(name)
         if value is None or value == unused or value == [] or value == {}:
             continue
-        if name == "stream":
-            raise ApiError(400, "stream: true is not supported; send stream: false (the backend returns "
-                                "the whole completion at once)", param=name)
+        if name == "parallel_tool_calls":
+            raise ApiError(400, "parallel_tool_calls: false is not supported; the model may issue several "
+                                "calls in one turn (the study's action format)", param=name)
         raise ApiError(400, f"{name} is not supported by this server (got {_short(value)})", param=name)
     fmt = body.get("response_format")
     if fmt is not None and fmt != {"type": "text"}:
         raise ApiError(400, 'response_format: only {"type": "text"} is supported', param="response_format")
+    choice = body.get("tool_choice")
+    if choice not in ("auto", "none", None):
+        raise ApiError(400, f"tool_choice {_short(choice)} is not supported: the model chooses (auto) or is "
+                            "offered no tools (none)", param="tool_choice")
+    if not isinstance(body.get("stream", False), bool):
+        raise ApiError(400, f"stream must be true or false; got {_short(body.get('stream'))}", param="stream")
+    options = body.get("stream_options")
+    if options is not None and (not isinstance(options, dict) or not body.get("stream")):
+        raise ApiError(400, "stream_options needs stream: true and an object", param="stream_options")
+
+
+def _check_text(text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(400, f"{where} holds a lone UTF-16 surrogate (not text)", param="messages") from None
 
 
 def check_messages(value: Any) -> list[dict]:
-    """Chat messages as ``{role, content}`` with string content (other keys are dropped)."""
+    """Chat messages as ``{role, content}`` with string content (a plain completion, no tools)."""
     if not isinstance(value, list) or not value:
         raise ApiError(400, "messages must be a non-empty list of {role, content} objects", param="messages")
     out = []
@@ -228,35 +308,57 @@ def check_messages(value: Any) -> list[dict]:
         if not isinstance(m.get("content"), str):
             raise ApiError(400, f"messages[{i}].content must be a string; got {_short(m.get('content'))}",
                            param="messages")
+        _check_text(m["content"], f"messages[{i}].content")
         out.append({"role": m["role"], "content": m["content"]})
     return out
 
 
-def check_model(app: App, name: Any) -> str:
-    """The loaded model's name, or 404 (unknown name) / 503 (no model loaded)."""
+def tool_messages(app: App, body: dict) -> list[dict]:
+    """The study's messages for a request with ``tools``: the composed system prompt, then the
+    conversation with tool calls and results in the study's form."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
+        raise ApiError(400, "messages must be a non-empty list of message objects", param="messages")
+    try:
+        tools = render_tools(body["tools"]) if body.get("tool_choice") != "none" else ""
+        context, rest = study_messages(messages, app.raw.get)
+    except ToolsError as e:
+        raise ApiError(400, str(e), param="tools") from None
+    except FormatError as e:
+        raise ApiError(400, str(e), param=e.param) from None
+    study = [{"role": "system", "content": compose_system(context, tools)}, *rest]
+    for i, m in enumerate(study):
+        _check_text(m["content"], f"message {i}")
+    return study
+
+
+def check_model(app: App, name: Any) -> list[Provider]:
+    """The providers a request's model names (several for the chain), or 404 naming those served."""
     if not isinstance(name, str) or not name:
         raise ApiError(400, f"model must be a non-empty string; got {_short(name)}", param="model")
-    if app.model is None:
-        raise ApiError(503, f"no model is loaded (the server runs with --no-model); cannot serve {name!r}",
-                       param="model")
-    if name != app.model:
-        raise ApiError(404, f"model {name!r} is not served; served models: {app.model}", param="model",
-                       code="model_not_found")
-    return name
+    if not app.providers:
+        raise ApiError(404, f"no model is loaded (the server runs with --no-model), so {name!r} cannot be "
+                            "served; restart without --no-model", param="model", code="model_not_found")
+    if name == CHAIN and app.chain:
+        return [app.by_name[n] for n in app.chain]
+    if name not in app.by_name:
+        raise ApiError(404, f"model {name!r} is not served; served models: {', '.join(app.names())}",
+                       param="model", code="model_not_found")
+    return [app.by_name[name]]
 
 
-def check_adapter(app: App, adapter: Any) -> None:
+def check_adapter(provider: Provider, adapter: Any) -> None:
     """A request may name the adapter only to confirm the one loaded at start-up."""
     if adapter is None:
         return
     if not isinstance(adapter, str):
         raise ApiError(400, f"adapter must be a string or null; got {_short(adapter)}", param="adapter")
-    if app.adapter is None or resolve_adapter(adapter).resolve() != resolve_adapter(app.adapter).resolve():
-        raise ApiError(404, f"adapter {adapter!r} is not loaded; this server runs {app.model} with adapter "
-                            f"{app.adapter or 'none'} (restart with --adapter to serve another)", param="adapter")
+    if provider.adapter is None or resolve_adapter(adapter).resolve() != resolve_adapter(provider.adapter).resolve():
+        raise ApiError(404, f"adapter {adapter!r} is not loaded; {provider.name} runs with adapter "
+                            f"{provider.adapter or 'none'} (restart with --adapter to serve another)", param="adapter")
 
 
-# ---------------------------------------------------------------- chat completions
+# ---------------------------------------------------------------- generation
 def context_length(backend: Any) -> int | None:
     config = getattr(getattr(backend, "model", None), "config", None)
     value = getattr(config, "max_position_embeddings", None)
@@ -272,36 +374,166 @@ def _render(backend: Any, messages: list[dict]) -> str:
         raise ApiError(400, f"the model's chat template rejected the messages: {e}", param="messages") from None
 
 
-def chat_completion(app: App, body: dict) -> dict:
-    """One non-streamed chat completion in the OpenAI response shape."""
-    name = check_model(app, body.get("model"))
-    messages = check_messages(body.get("messages"))
+class Stopper:
+    """The stop callback of one generation: the client left, or the time bound passed."""
+
+    def __init__(self, timeout_s: float):
+        self.deadline = time.monotonic() + timeout_s
+        self.cancelled = threading.Event()
+        self.reason: str | None = None
+
+    def __call__(self) -> bool:
+        if self.reason is None:
+            if self.cancelled.is_set():
+                self.reason = "cancelled"
+            elif time.monotonic() > self.deadline:
+                self.reason = "timeout"
+        return self.reason is not None
+
+
+async def in_worker(app: App, fn: Callable[[], Any], stopper: Stopper) -> Any:
+    """Run ``fn`` on the generation thread, one at a time. If this request is cancelled (its client
+    left), the generation is told to stop and the lock is kept until it has."""
+    if app.gen_lock is None:
+        app.gen_lock = asyncio.Lock()
+    async with app.gen_lock:
+        future = asyncio.get_running_loop().run_in_executor(app.executor, fn)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            stopper.cancelled.set()
+            with contextlib.suppress(Exception):
+                await future
+            raise
+
+
+def _prompt_state(prompt: str) -> dict:
+    """A fresh backend state offering the shared prompt head, whose KV cache the backend keeps."""
+    cut = head_end(prompt)
+    return {} if cut is None else {"prefix": prompt[:cut]}
+
+
+@dataclass
+class Attempt:
+    provider: str
+    outcome: str  # ok | malformed | context_overflow | timeout | error
+    detail: str = ""
+    latency_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+async def generate_one(app: App, provider: Provider, messages: list[dict], gen: GenConfig,
+                       tools: bool) -> tuple[Attempt, GenOut | None, str | None]:
+    """One provider's try: (its record, its output, the prompt's text)."""
+    t0 = time.perf_counter()
+    prompt = _render(provider.backend, messages)
+    limit, tok = context_length(provider.backend), getattr(provider.backend, "tok", None)
+    n = len(tok(prompt, add_special_tokens=False).input_ids) if tok is not None else 0
+    if limit and n + gen.max_new_tokens > limit:
+        return Attempt(provider.name, "context_overflow", f"the prompt has {n} tokens; with max_tokens "
+                       f"{gen.max_new_tokens} it is over the model's context of {limit}", prompt_tokens=n), None, prompt
+    stopper = Stopper(app.request_timeout_s)
+    try:
+        out = await in_worker(app, lambda: provider.backend.generate([_prompt_state(prompt)], [prompt], gen,
+                                                                    [gen.seed], stop=stopper)[0], stopper)
+    except asyncio.CancelledError:
+        raise
+    except Exception as e:  # a backend fault: recorded; the chain moves on
+        if not app.quiet:
+            traceback.print_exc()
+        return Attempt(provider.name, "error", f"{type(e).__name__}: {e}", time.perf_counter() - t0, n), None, prompt
+    attempt = Attempt(provider.name, "ok", "", time.perf_counter() - t0, n, out.new_tokens)
+    if stopper.reason == "timeout":
+        attempt.outcome, attempt.detail = "timeout", f"stopped after {app.request_timeout_s:g} s"
+    elif tools:
+        choice = action_choice(out.text, False)
+        if choice.action is None:
+            attempt.outcome, attempt.detail = "malformed", choice.error or ""
+    return attempt, out, prompt
+
+
+async def chat_completion(app: App, body: dict) -> tuple[dict, dict]:
+    """(the OpenAI response, the request's record). Each provider is tried in turn; a malformed action,
+    a context overflow, a timeout or an error moves to the next, and the last one's answer stands."""
+    providers = check_model(app, body.get("model"))
     check_unsupported(body)
+    tools = body.get("tools") not in (None, [])
+    messages = tool_messages(app, body) if tools else check_messages(body.get("messages"))
     gen = gen_config(body, app.gen, app.max_tokens_cap)
-    with app.lock:
-        prompt = _render(app.backend, messages)
-        limit = context_length(app.backend)
-        tok = getattr(app.backend, "tok", None)
-        if limit and tok is not None:
-            n = len(tok(prompt, add_special_tokens=False).input_ids)
-            if n + gen.max_new_tokens > limit:
-                raise ApiError(400, f"the prompt has {n} tokens; with max_tokens {gen.max_new_tokens} it is "
-                                    f"over the model's context of {limit}", param="messages",
-                               code="context_length_exceeded")
-        out = app.backend.generate([{}], [prompt], gen, [gen.seed])[0]  # a fresh state: no cache reuse
-    return {"id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": int(time.time()),
-            "model": name, "system_fingerprint": None,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": out.text},
-                         # an end token exactly at the cap is reported as length
-                         "finish_reason": "length" if out.new_tokens >= gen.max_new_tokens else "stop",
-                         "logprobs": None}],
-            "usage": {"prompt_tokens": out.prompt_tokens, "completion_tokens": out.new_tokens,
-                      "total_tokens": out.prompt_tokens + out.new_tokens}}
+    attempts: list[Attempt] = []
+    out = None
+    for provider in providers:
+        attempt, out, _ = await generate_one(app, provider, messages, gen, tools)
+        attempts.append(attempt)
+        if attempt.outcome == "ok":
+            break
+    last = attempts[-1]
+    if out is None:  # no provider produced text
+        if last.outcome == "context_overflow":
+            raise ApiError(400, last.detail, param="messages", code="context_length_exceeded")
+        raise ApiError(500, "; ".join(f"{a.provider}: {a.outcome} ({a.detail})" for a in attempts))
+    cut = out.new_tokens >= gen.max_new_tokens or last.outcome == "timeout"  # an end token at the cap: length
+    if tools:
+        choice = action_choice(out.text, cut)
+        message, finish = choice.message, choice.finish_reason
+        if choice.message.get("tool_calls"):
+            app.raw.put(tuple(c["id"] for c in choice.message["tool_calls"]), out.text)
+        status = choice.action.status if choice.action is not None else None
+    else:
+        message, finish, status = {"role": "assistant", "content": out.text}, "length" if cut else "stop", None
+    rid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+    prompt_tokens = sum(a.prompt_tokens for a in attempts)
+    completion_tokens = sum(a.completion_tokens for a in attempts)
+    record = {"id": rid, "model": body["model"], "provider": last.provider, "outcome": last.outcome,
+              "fallbacks": len(attempts) - 1, "attempts": [a.__dict__ for a in attempts],
+              "latency_s": round(sum(a.latency_s for a in attempts), 4), "prompt_tokens": prompt_tokens,
+              "completion_tokens": completion_tokens, "finish_reason": finish, "tools": tools}
+    response = {"id": rid, "object": "chat.completion", "created": int(time.time()), "model": body["model"],
+                "system_fingerprint": None,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+                # usage counts what this request cost: every provider tried
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                          "total_tokens": prompt_tokens + completion_tokens},
+                "ccl": {"provider": last.provider, "attempts": record["attempts"], "raw": out.text,
+                        "status": status}}
+    return response, record
 
 
-def model_card(app: App) -> dict:
-    return {"id": app.model, "object": "model", "created": app.started, "owned_by": "ccl",
-            "backend": app.backend_name, "adapter": app.adapter}
+def stream_chunks(response: dict, include_usage: bool, piece: int = 24) -> Iterator[dict]:
+    """A complete response as OpenAI stream chunks: the role, the content or each call (id and name,
+    then its arguments in pieces), the finish reason, and the usage when asked for."""
+    base = {k: response[k] for k in ("id", "created", "model", "system_fingerprint")}
+    base["object"] = "chat.completion.chunk"
+    choice = response["choices"][0]
+    message = choice["message"]
+
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+
+    yield chunk({"role": "assistant", "content": "" if message.get("content") is not None else None})
+    content = message.get("content") or ""
+    for i in range(0, len(content), piece):
+        yield chunk({"content": content[i:i + piece]})
+    for index, call in enumerate(message.get("tool_calls") or []):
+        yield chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                     "function": {"name": call["function"]["name"], "arguments": ""}}]})
+        args = call["function"]["arguments"]
+        for i in range(0, len(args), piece):
+            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i:i + piece]}}]})
+    last = chunk({}, choice["finish_reason"])
+    last["ccl"] = response["ccl"]
+    yield last
+    if include_usage:
+        yield {**base, "choices": [], "usage": response["usage"]}
+
+
+def model_card(app: App, name: str) -> dict:
+    if name == CHAIN:
+        return {"id": CHAIN, "object": "model", "created": app.started, "owned_by": "ccl", "chain": list(app.chain)}
+    p = app.by_name[name]
+    return {"id": p.name, "object": "model", "created": app.started, "owned_by": "ccl",
+            "backend": p.backend_name, "adapter": p.adapter}
 
 
 # ---------------------------------------------------------------- tasks and episodes
@@ -349,13 +581,12 @@ def task_list(app: App, query: dict[str, list[str]]) -> dict:
 class EpisodeRequest:
     task: dict
     split: str
-    policy: Any
-    lock: Any  # the generation lock, or a null context for the oracle
+    policy: Any  # the oracle, or a ModelPolicy on a provider's backend
     fewshot: bool = False
 
 
 def episode_request(app: App, body: dict) -> EpisodeRequest:
-    """Check an /api/episode body: the task, and the oracle or the loaded model with its decoding."""
+    """Check an /api/episode body: the task, and the oracle or a served model with its decoding."""
     task_id = str_field(body, "task_id")
     split = str_field(body, "split", "eval_id")
     fewshot = body.get("fewshot", False)
@@ -365,17 +596,20 @@ def episode_request(app: App, body: dict) -> EpisodeRequest:
     if model == "oracle":
         if body.get("adapter") is not None:
             raise ApiError(400, "the oracle takes no adapter", param="adapter")
-        policy, lock = OraclePolicy(), contextlib.nullcontext()
+        policy: Any = OraclePolicy()
     else:
-        check_model(app, model)
-        check_adapter(app, body.get("adapter"))
-        policy, lock = ModelPolicy(app.backend, gen_config(body, app.gen, app.max_tokens_cap), name=model), app.lock
-    return EpisodeRequest(find_task(app.data, split, task_id), split, policy, lock, fewshot)
+        providers = check_model(app, model)
+        if len(providers) > 1:
+            raise ApiError(400, "episodes run one model; the chain serves chat completions", param="model")
+        check_adapter(providers[0], body.get("adapter"))
+        policy = ModelPolicy(providers[0].backend, gen_config(body, app.gen, app.max_tokens_cap), name=model)
+    return EpisodeRequest(find_task(app.data, split, task_id), split, policy, fewshot)
 
 
-def episode_events(req: EpisodeRequest) -> Iterator[dict]:
-    """Run one episode through the runtime, yielding start, one message event per message
-    appended to the transcript, and end (verdict, record, token usage)."""
+async def episode_events(app: App, req: EpisodeRequest):
+    """Run one episode through the runtime, yielding start, one message event per message appended to
+    the transcript, and end (verdict, record, token usage). A model's turns run on the generation
+    thread, each bounded by the request timeout."""
     task, policy = req.task, req.policy
     system = system_prompt(task, fewshot=req.fewshot)
     ep = Episode(task, scripted_approver, Limits(), system=system)
@@ -383,7 +617,10 @@ def episode_events(req: EpisodeRequest) -> Iterator[dict]:
     try:
         while not ep.done:
             seen = len(ep.messages)
-            with req.lock:
+            if isinstance(policy, ModelPolicy):
+                policy.stop = stopper = Stopper(app.request_timeout_s)
+                text = await in_worker(app, lambda: policy.act(ep), stopper)
+            else:
                 text = policy.act(ep)
             ep.step(text)
             for m in ep.messages[seen:]:
@@ -393,8 +630,23 @@ def episode_events(req: EpisodeRequest) -> Iterator[dict]:
             policy.release(ep)  # drop the KV cache, also when the client went away
     record = ep.record()
     yield {"event": "end", "verdict": validate(task, record), "record": record,
-           "usage": {"prompt_tokens": ep.prompt_tokens,
-                     "completion_tokens": ep.new_tokens}}
+           "usage": {"prompt_tokens": ep.prompt_tokens, "completion_tokens": ep.new_tokens}}
+
+
+def finite(obj: Any) -> Any:
+    """``obj`` with non-finite numbers as strings: model text can hold NaN or Infinity, which JSON (and
+    the browser's JSON.parse) does not."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def json_line(obj: Any) -> bytes:
+    return (json.dumps(finite(obj), ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n").encode()
 
 
 # ---------------------------------------------------------------- static site
@@ -409,13 +661,17 @@ def static_path(site: Path, url_path: str) -> Path:
     if not site.is_dir():
         raise ApiError(404, f"no site at {site}: {SITE_HINT}")
     root = site.resolve()
-    path = root.joinpath(*parts).resolve()
-    if not path.is_relative_to(root):
-        raise ApiError(403, f"path {url_path!r} leaves the site; refused")
-    if path.is_dir():
-        path = path / "index.html"
-    if not path.is_file():
-        raise ApiError(404, f"no file {rel!r} in the site" + ("" if parts else f" ({SITE_HINT})"))
+    try:
+        path = root.joinpath(*parts).resolve()
+        if not path.is_relative_to(root):
+            raise ApiError(403, f"path {url_path!r} leaves the site; refused")
+        if path.is_dir():
+            path = path / "index.html"
+        found = path.is_file()
+    except OSError:  # a name too long for the file system, or one it cannot hold
+        found = False
+    if not found:
+        raise ApiError(404, f"no file {_short(rel)} in the site" + ("" if parts else f" ({SITE_HINT})"))
     return path
 
 
@@ -431,150 +687,191 @@ def content_type(path: Path) -> str:
 
 # ---------------------------------------------------------------- HTTP
 API_ROUTES = {"/v1/models": "GET", "/v1/chat/completions": "POST", "/api/health": "GET",
-              "/api/tasks": "GET", "/api/episode": "POST"}
+              "/api/tasks": "GET", "/api/episode": "POST", "/api/requests": "GET"}
 
 
 def health(app: App) -> dict:
-    return {"status": "ok", "model": app.model, "backend": app.backend_name, "adapter": app.adapter,
-            "models": [app.model] if app.model else [], "episode_models": ([app.model] if app.model else []) + ["oracle"],
+    return {"status": "ok", "model": app.model, "models": app.names(), "chain": list(app.chain),
+            "backend": app.providers[0].backend_name if app.providers else None,
+            "adapter": app.providers[0].adapter if app.providers else None,
+            "episode_models": [p.name for p in app.providers] + ["oracle"],
             "site": app.site.is_dir(), "splits": splits(app.data)}
 
 
-def make_handler(app: App) -> type[BaseHTTPRequestHandler]:
-    """A request handler class bound to ``app``."""
+def json_response(status: int, obj: Any, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(status=status, body=json.dumps(obj, ensure_ascii=False).encode(),
+                        headers={"Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store",
+                                 **(headers or {})})
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "ccl-serve/1"
-        timeout = 120  # seconds a silent client may hold a connection
 
-        def do_GET(self) -> None:
-            self.dispatch()
+def allow(request: web.BaseRequest, methods: tuple[str, ...]) -> None:
+    if request.method not in methods:
+        raise ApiError(405, f"{request.method} is not allowed on {request.path}; use {' or '.join(methods)}",
+                       headers={"Allow": ", ".join(methods)})
 
-        do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_GET
 
-        def dispatch(self) -> None:
-            self.sent = False
-            url = urlsplit(self.path)
-            try:
-                check_host(self.headers.get("Host"))
-                if url.path.startswith(("/v1/", "/api/")) or url.path in ("/v1", "/api"):
-                    self.api(url.path, parse_qs(url.query))
-                else:
-                    self.allow(("GET", "HEAD"))
-                    self.static(url.path)
-            except ApiError as e:
-                self.send_json(e.status, e.body(), e.headers, close=True)
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True
-            except Exception as e:  # a bug: report it, keep serving
-                if not app.quiet:
-                    traceback.print_exc()
-                if not self.sent:
-                    self.send_json(500, ApiError(500, f"internal error: {type(e).__name__}: {e}").body(), close=True)
-                self.close_connection = True
+async def json_body(app: App, request: web.BaseRequest) -> dict:
+    check_body_headers(request.headers, app.max_body)
+    data = await request.content.read(app.max_body + 1)
+    if len(data) > app.max_body:
+        raise ApiError(413, f"request body is over the {app.max_body}-byte limit (--max-body)")
+    if request.content_length is not None and len(data) < request.content_length:
+        raise ApiError(400, f"body ended after {len(data)} of {request.content_length} bytes")
+    return parse_json(data)
 
-        def allow(self, methods: tuple[str, ...]) -> None:
-            if self.command not in methods:
-                raise ApiError(405, f"{self.command} is not allowed on {urlsplit(self.path).path}; "
-                                    f"use {' or '.join(methods)}", headers={"Allow": ", ".join(methods)})
 
-        def api(self, path: str, query: dict[str, list[str]]) -> None:
-            if path.startswith("/v1/models/"):
-                self.allow(("GET",))
-                check_model(app, unquote(path[len("/v1/models/"):]))
-                return self.send_json(200, model_card(app))
-            if path not in API_ROUTES:
-                raise ApiError(404, f"unknown path {path}; endpoints: GET /v1/models, POST /v1/chat/completions, "
-                                    "GET /api/health, GET /api/tasks?split=..., POST /api/episode")
-            self.allow((API_ROUTES[path],))
-            if path == "/v1/models":
-                self.send_json(200, {"object": "list", "data": [model_card(app)] if app.model else []})
-            elif path == "/api/health":
-                self.send_json(200, health(app))
-            elif path == "/api/tasks":
-                self.send_json(200, task_list(app, query))
-            elif path == "/v1/chat/completions":
-                self.send_json(200, chat_completion(app, self.json_body()))
-            else:
-                self.stream(episode_events(episode_request(app, self.json_body())))
+def make_handler(app: App) -> Callable[[web.BaseRequest], Any]:
+    """The one request handler: every path, every method; errors as OpenAI-style JSON."""
 
-        def json_body(self) -> dict:
-            return parse_json(read_body(self.headers, self.rfile, app.max_body))
-
-        def send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None,
-                      close: bool = False) -> None:
-            data = json.dumps(obj, ensure_ascii=False).encode()
-            self.send_response(status)
-            for k, v in {"Content-Type": "application/json; charset=utf-8", "Content-Length": str(len(data)),
-                         "Cache-Control": "no-store", **(headers or {})}.items():
-                self.send_header(k, v)
-            if close:  # an error may leave an unread body on the connection
-                self.send_header("Connection", "close")
-                self.close_connection = True
-            self.end_headers()
-            self.sent = True
-            if self.command != "HEAD":
-                self.wfile.write(data)
-
-        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-            """The base class's own errors (malformed request line, unknown method) as JSON too."""
-            self.command = self.command or "GET"
-            self.send_json(code, ApiError(code, message or HTTPStatus(code).phrase).body(), close=True)
-
-        def static(self, url_path: str) -> None:
-            path = static_path(app.site, url_path)
-            self.send_response(200)
-            self.send_header("Content-Type", content_type(path))
-            self.send_header("Content-Length", str(path.stat().st_size))
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.end_headers()
-            self.sent = True
-            if self.command != "HEAD":
-                with open(path, "rb") as f:
-                    shutil.copyfileobj(f, self.wfile)
-
-        def stream(self, events: Iterator[dict]) -> None:
-            """Newline-delimited JSON, one event a line, the body ended by closing the connection."""
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-ndjson; charset=utf-8")
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.sent = self.close_connection = True
-            try:
-                for event in events:
-                    self.wfile.write((dumps(event) + "\n").encode())
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client left; closing the generator releases the episode
-            except Exception as e:
-                if not app.quiet:
-                    traceback.print_exc()
-                error = {"message": f"episode broke off: {type(e).__name__}: {e}", "type": "server_error"}
-                with contextlib.suppress(OSError):
-                    self.wfile.write((dumps({"event": "error", "error": error}) + "\n").encode())
-            finally:
-                events.close()
-
-        def log_message(self, format: str, *args: Any) -> None:
+    async def handle(request: web.BaseRequest) -> web.StreamResponse:
+        try:
+            check_host(request.headers.get("Host"))
+            path = request.path
+            if path.startswith(("/v1/", "/api/")) or path in ("/v1", "/api"):
+                return await api(request, path)
+            allow(request, ("GET", "HEAD"))
+            return static(request, path)
+        except ApiError as e:
+            return json_response(e.status, e.body(), {**e.headers, "Connection": "close"})
+        except web.HTTPException as e:  # aiohttp's own refusals (a body over the limit)
+            return json_response(e.status, ApiError(e.status, e.reason).body(), {"Connection": "close"})
+        except (asyncio.CancelledError, ConnectionResetError):
+            raise
+        except Exception as e:  # a bug: report it, keep serving
             if not app.quiet:
-                super().log_message(format, *args)
+                traceback.print_exc()
+            return json_response(500, ApiError(500, f"internal error: {type(e).__name__}: {e}").body(),
+                                 {"Connection": "close"})
 
-    return Handler
+    async def api(request: web.BaseRequest, path: str) -> web.StreamResponse:
+        if path.startswith("/v1/models/"):
+            allow(request, ("GET",))
+            name = unquote(path[len("/v1/models/"):])
+            check_model(app, name)
+            return json_response(200, model_card(app, name))
+        if path not in API_ROUTES:
+            raise ApiError(404, f"unknown path {path}; endpoints: GET /v1/models, POST /v1/chat/completions, "
+                                "GET /api/health, GET /api/tasks?split=..., GET /api/requests, POST /api/episode")
+        allow(request, (API_ROUTES[path],))
+        query = parse_qs(request.query_string)
+        if path == "/v1/models":
+            return json_response(200, {"object": "list", "data": [model_card(app, n) for n in app.names()]})
+        if path == "/api/health":
+            return json_response(200, health(app))
+        if path == "/api/tasks":
+            return json_response(200, task_list(app, query))
+        if path == "/api/requests":
+            last = query.get("last", ["100"])[-1]
+            n = int(last) if last.isdigit() else 100
+            return json_response(200, {"requests": list(app.log)[-n:] if n else []})
+        body = await json_body(app, request)
+        if path == "/v1/chat/completions":
+            return await completion(request, body)
+        return await stream_lines(request, episode_events(app, episode_request(app, body)))
+
+    async def completion(request: web.BaseRequest, body: dict) -> web.StreamResponse:
+        t0 = time.perf_counter()
+        try:
+            response, record = await chat_completion(app, body)
+        except asyncio.CancelledError:
+            app.log.append({"model": body.get("model"), "cancelled": True, "latency_s": time.perf_counter() - t0})
+            raise
+        app.log.append(record)
+        if not body.get("stream"):
+            return json_response(200, response)
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream; charset=utf-8",
+                                           "Cache-Control": "no-store"})
+        await resp.prepare(request)
+        for chunk in stream_chunks(response, include_usage):
+            await resp.write(b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n")
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+    async def stream_lines(request: web.BaseRequest, events) -> web.StreamResponse:
+        """Newline-delimited JSON, one event a line."""
+        resp = web.StreamResponse(headers={"Content-Type": "application/x-ndjson; charset=utf-8",
+                                           "Cache-Control": "no-store"})
+        try:
+            async for event in events:
+                if not resp.prepared:
+                    await resp.prepare(request)
+                await resp.write(json_line(event))
+        except ApiError:
+            raise
+        except (asyncio.CancelledError, ConnectionResetError):
+            raise
+        except Exception as e:
+            if not app.quiet:
+                traceback.print_exc()
+            if not resp.prepared:
+                await resp.prepare(request)
+            error = {"message": f"episode broke off: {type(e).__name__}: {e}", "type": "server_error"}
+            await resp.write(json_line({"event": "error", "error": error}))
+        finally:
+            await events.aclose()
+        await resp.write_eof()
+        return resp
+
+    def static(request: web.BaseRequest, url_path: str) -> web.StreamResponse:
+        path = static_path(app.site, url_path)
+        return web.FileResponse(path, headers={"Content-Type": content_type(path), "Cache-Control": "no-cache",
+                                               "X-Content-Type-Options": "nosniff"})
+
+    return handle
 
 
-def make_server(app: App, port: int) -> ThreadingHTTPServer:
-    """A threaded server on 127.0.0.1:``port`` (0: a free port; read ``server_address``)."""
-    server = ThreadingHTTPServer((HOST, port), make_handler(app))
-    server.daemon_threads = True
-    return server
+class Server:
+    """The server on 127.0.0.1:``port`` (0: a free port), its event loop on one thread.
+    ``listen()`` binds (an OSError if the port is taken) and sets ``server_address``."""
+
+    def __init__(self, app: App, port: int):
+        self.app, self.port = app, port
+        self.loop = asyncio.new_event_loop()
+        self.server_address: tuple[str, int] | None = None
+        self.socket = None
+        self._runner: web.ServerRunner | None = None
+
+    async def _start(self) -> None:
+        low = web.Server(make_handler(self.app), handler_cancellation=True, access_log=None,
+                         keepalive_timeout=self.app.keepalive_s, max_line_size=8190, max_field_size=8190)
+        self._runner = web.ServerRunner(low, handle_signals=False, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, HOST, self.port, backlog=BACKLOG)
+        await site.start()
+        self.socket = site._server.sockets[0]  # the listening socket (its address is the bound one)
+        self.server_address = self.socket.getsockname()[:2]
+
+    def listen(self) -> "Server":
+        self.loop.run_until_complete(self._start())
+        return self
+
+    def serve_forever(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def shutdown(self) -> None:
+        """Stop serving (from any thread); the loop finishes its cleanup and closes."""
+        if self.loop.is_running():
+            asyncio.run_coroutine_threadsafe(self._stop(), self.loop).result(timeout=30)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+
+    async def _stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def server_close(self) -> None:
+        self.app.executor.shutdown(wait=False, cancel_futures=True)
 
 
-def serve_in_thread(app: App, port: int = 0) -> tuple[ThreadingHTTPServer, threading.Thread]:
-    """Start a server in a daemon thread (tests, notebooks); stop it with ``server.shutdown()``."""
+def make_server(app: App, port: int) -> Server:
+    return Server(app, port).listen()
+
+
+def serve_in_thread(app: App, port: int = 0) -> tuple[Server, threading.Thread]:
+    """Start a server on a daemon thread (tests, notebooks); stop it with ``server.shutdown()``."""
     server = make_server(app, port)
     thread = threading.Thread(target=server.serve_forever, name="ccl-serve", daemon=True)
     thread.start()
     return server, thread
-

@@ -53,7 +53,7 @@ def test_a_stage_script_prints_one_line_and_no_traceback(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines() == [f"evaluate: {path}: unknown section(s) ['evalute']; valid sections: "
                                              "profile, runs, models, build_datasets, distill, build_sft, train, "
-                                             "evaluate, analyze"]
+                                             "evaluate, analyze, serve_eval"]
 
 
 def test_the_committed_params_are_valid_for_every_profile():

@@ -12,7 +12,7 @@ from ccl.jsonio import read_jsonl
 from ccl.policy.base import GenConfig
 from ccl.policy.load import load_backend
 from scripts.model_store import model_store
-from ccl.serve import App, serve_in_thread
+from ccl.serve import App, Provider, serve_in_thread
 
 MODEL = "smollm2-135m-instruct"
 CHAT = [{"role": "system", "content": "Answer in one word."}, {"role": "user", "content": "Name a colour."}]
@@ -47,8 +47,8 @@ def backend():
 
 @pytest.fixture(scope="module")
 def model_server(backend, smoke_data, site):
-    app = App(MODEL, backend, "torch", site=site, data=smoke_data, max_body=4096, gen=GenConfig(max_new_tokens=16),
-              quiet=True)
+    app = App([Provider(MODEL, backend, "torch")], site=site, data=smoke_data, max_body=4096,
+              gen=GenConfig(max_new_tokens=16), quiet=True)
     server, port = start(app)
     yield port
     server.shutdown()
@@ -58,7 +58,7 @@ def model_server(backend, smoke_data, site):
 @pytest.fixture(scope="module")
 def bare_server(smoke_data, tmp_path_factory):
     """No model, no site: site and model endpoints explain themselves; oracle episodes run."""
-    app = App(None, site=tmp_path_factory.mktemp("nosite") / "public", data=smoke_data, quiet=True)
+    app = App([], site=tmp_path_factory.mktemp("nosite") / "public", data=smoke_data, quiet=True)
     server, port = start(app)
     yield server, port
     server.shutdown()
@@ -136,7 +136,7 @@ def test_bad_requests_are_clear_4xx_and_the_server_keeps_serving(model_server, s
         (("POST", chat, {**ok, "max_tokens": 10**6}), 400, "max_tokens"),
         (("POST", chat, {**ok, "max_tokens": "8"}), 400, "max_tokens"),
         (("POST", chat, {**ok, "temperature": -1}), 400, "temperature"),
-        (("POST", chat, {**ok, "stream": True}), 400, "stream"),
+        (("POST", chat, {**ok, "stream": "yes"}), 400, "stream"),
         (("GET", chat), 405, "POST"),
         (("GET", "/v1/nope"), 404, "unknown path"),
         (("GET", "/api/tasks?split=nope"), 404, "'nope'"),
@@ -148,8 +148,8 @@ def test_bad_requests_are_clear_4xx_and_the_server_keeps_serving(model_server, s
     for args, status, needle in cases:
         got, message = error(port, *args)
         assert (got, needle in message) == (status, True), (args[:2], got, message)
-    with pytest.raises(BadRequestError, match="stream"):
-        client(port).chat.completions.create(model=MODEL, messages=CHAT, stream=True)
+    with pytest.raises(BadRequestError, match="tool_choice"):
+        client(port).chat.completions.create(model=MODEL, messages=CHAT, tools=[], tool_choice="required")
     with pytest.raises(NotFoundError, match=MODEL):
         client(port).chat.completions.create(model="gpt-9", messages=CHAT)
     # a body announced as too large is refused before it is read; no length at all is 411
@@ -200,7 +200,7 @@ def test_no_model_and_no_site_explain_themselves(bare_server):
     status, message = error(port, "GET", "/")
     assert status == 404 and "export_web" in message
     status, message = error(port, "POST", "/v1/chat/completions", {"model": MODEL, "messages": CHAT})
-    assert status == 503 and "--no-model" in message
+    assert status == 404 and "--no-model" in message  # not 503, which OpenAI clients retry
 
 
 def test_binds_loopback_only(bare_server):

@@ -30,6 +30,7 @@ class ModelSpec:
     revision: str | None = None  # hub
     upstream: str = ""
     license: str = ""
+    hub_base: str | None = None  # pypi-gguf: the Hub repository the GGUF was converted from (an adapter card's base)
     extra: dict = field(default_factory=dict)
 
 
@@ -65,6 +66,7 @@ class _Gguf(TypedDict, total=False):
     role: str
     upstream: str
     license: str
+    hub_base: _Text
 
 
 @pydantic.with_config(_CHECK)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict
+from typing import Any, Callable, Protocol, TypedDict
 
 from ..prompt_head import head_end
 from ..runtime import Episode
@@ -56,7 +56,7 @@ class Backend(Protocol):
     def render(self, messages: list[dict]) -> str: ...
 
     def generate(self, states: list[BackendState], prompts: list[str], gen: GenConfig,
-                 seeds: list[int]) -> list[GenOut]: ...
+                 seeds: list[int], stop: Callable[[], bool] | None = None) -> list[GenOut]: ...
 
 
 @dataclass
@@ -81,6 +81,7 @@ class ModelPolicy:
     name: str = "model"
     stats: Stats = field(default_factory=Stats)
     continuous: bool = True  # token-level refill where the backend offers it (False: lock-step by turn)
+    stop: Callable[[], bool] | None = None  # asked once per decoding step; True ends the turn (the server)
 
     def act(self, ep: Episode) -> str:
         return self.act_batch([ep])[0]
@@ -105,8 +106,10 @@ class ModelPolicy:
         """One turn for every episode, in lock-step."""
         prompts = [self._prompt(ep) for ep in eps]
         t0 = time.perf_counter()
-        outs = self.backend.generate([ep.backend_state for ep in eps], prompts, self.gen,
-                                     [episode_seed(self.gen, ep) for ep in eps])
+        seeds = [episode_seed(self.gen, ep) for ep in eps]
+        states = [ep.backend_state for ep in eps]
+        outs = (self.backend.generate(states, prompts, self.gen, seeds) if self.stop is None
+                else self.backend.generate(states, prompts, self.gen, seeds, stop=self.stop))
         self.stats.gen_seconds += time.perf_counter() - t0
         self.stats.calls += 1
         for ep, o in zip(eps, outs):

@@ -18,6 +18,7 @@ import copy
 import importlib
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from .. import chat
 from ..models.mlx_config import mlx_config_overrides
@@ -52,11 +53,12 @@ class MLXBackend:
         return chat.prompt(self.tok, messages)
 
     def generate(self, states: list[BackendState], prompts: list[str], gen: GenConfig,
-                 seeds: list[int]) -> list[GenOut]:
+                 seeds: list[int], stop: Callable[[], bool] | None = None) -> list[GenOut]:
+        """One turn for every row; ``stop`` (asked once per token) ends them early, as the cap would."""
         incs = [self._increment(st, p) for st, p in zip(states, prompts)]
         if gen.temperature > 0 or len(states) == 1:
-            return [self._one(st, p, ids, gen, seed) for st, p, ids, seed in zip(states, prompts, incs, seeds)]
-        return self._batch(states, prompts, incs, gen)
+            return [self._one(st, p, ids, gen, seed, stop) for st, p, ids, seed in zip(states, prompts, incs, seeds)]
+        return self._batch(states, prompts, incs, gen, stop)
 
     # ------------------------------------------------------------------ caches
     def _increment(self, st: BackendState, prompt: str) -> list[int]:
@@ -85,7 +87,8 @@ class MLXBackend:
         return copy.deepcopy(self._heads[head])  # an episode extends its own copy
 
     # ------------------------------------------------------------------ decoding
-    def _one(self, st: BackendState, prompt: str, ids: list[int], gen: GenConfig, seed: int) -> GenOut:
+    def _one(self, st: BackendState, prompt: str, ids: list[int], gen: GenConfig, seed: int,
+             stop: Callable[[], bool] | None = None) -> GenOut:
         import mlx.core as mx
         from mlx_lm.sample_utils import make_sampler
 
@@ -95,7 +98,7 @@ class MLXBackend:
         for token, _ in self._step(mx.array(ids), self.model, max_tokens=gen.max_new_tokens,
                                    sampler=sampler, prompt_cache=st["cache"]):
             out.append(int(token))
-            if out[-1] in self.eos_ids:
+            if out[-1] in self.eos_ids or (stop is not None and stop()):
                 break
         # mlx-lm's generate_step feeds each token to the cache before yielding it, so the cache holds every
         # generated token, the last (end token) included: its text is the prompt and the whole reply
@@ -103,7 +106,7 @@ class MLXBackend:
         return GenOut(self.tok.decode(out, skip_special_tokens=True), len(ids), len(out))
 
     def _batch(self, states: list[BackendState], prompts: list[str], incs: list[list[int]],
-               gen: GenConfig) -> list[GenOut]:
+               gen: GenConfig, stop: Callable[[], bool] | None = None) -> list[GenOut]:
         """Greedy turns decoded together; each sequence's cache comes back when it ends, holding
         every token it generated (so its text is the prompt and the whole reply)."""
         from mlx_lm.generate import BatchGenerator
@@ -114,12 +117,17 @@ class MLXBackend:
             uids = bg.insert(incs, caches=[st["cache"] for st in states])
             row = {u: i for i, u in enumerate(uids)}
             out: list[list[int]] = [[] for _ in states]
-            left = len(states)
+            left, finished = len(states), set()
             while left:
+                if stop is not None and stop():  # an unfinished row keeps its text; its cache is dropped
+                    for i in set(range(len(states))) - finished:
+                        states[i].clear()
+                    break
                 for r in bg.next_generated():
                     i = row[r.uid]
                     out[i].append(int(r.token))
                     if r.finish_reason is not None:
+                        finished.add(i)
                         states[i]["cache"] = r.prompt_cache
                         states[i]["text"] = prompts[i] + self.tok.decode(out[i])
                         left -= 1

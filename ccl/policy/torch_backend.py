@@ -28,6 +28,7 @@ buffers assume keys and values in every layer); rollouts run them in lock-step b
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import torch
 
@@ -277,7 +278,9 @@ class TorchBackend:
 
     @torch.inference_mode()
     def generate(self, states: list[BackendState], prompts: list[str], gen: GenConfig,
-                 seeds: list[int]) -> list[GenOut]:
+                 seeds: list[int], stop: Callable[[], bool] | None = None) -> list[GenOut]:
+        """One turn for every row. ``stop``: asked once per decoding step; True ends every row there,
+        as the token cap would (the server's time bound and abandoned requests)."""
         dev = self.device
         incs = self._increments(states, prompts)
         B = len(states)
@@ -289,10 +292,11 @@ class TorchBackend:
         while rows:
             # the one host sync per step: stopping needs the tokens
             tokens = self._sample(logits, gen, [gens[r] for r in rows]).tolist()
+            halt = stop is not None and stop()
             keep = []
             for j, (r, t) in enumerate(zip(rows, tokens)):
                 out_ids[r].append(t)
-                if t in self.eos_ids or len(out_ids[r]) >= gen.max_new_tokens:
+                if t in self.eos_ids or len(out_ids[r]) >= gen.max_new_tokens or halt:
                     # the finished token is not yet in the cache; it is prefilled next turn
                     self._store(states[r], cache, j, mask[j])
                     states[r]["text"] = prompts[r] + self.tok.decode(out_ids[r][:-1])

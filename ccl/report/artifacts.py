@@ -29,6 +29,7 @@ TASKS = "data/v1/tasks"
 REPORT = "results/report.md"
 REPLAY_GOLDEN = "data/v1/replay"  # data/v1/replay/<split>.jsonl: the frozen decisions
 REPLAY_RUNS = "results/replay"  # results/replay/<name>/verdicts.jsonl.gz: graded actions
+SERVE_SUMMARY = "results/serve/summary.json"
 
 # artifact -> (what it is, the stage that writes it)
 PRODUCERS: dict[str, tuple[str, str]] = {
@@ -39,6 +40,7 @@ PRODUCERS: dict[str, tuple[str, str]] = {
     TEACHER_SUMMARY: ("teacher-generation record", "accept_teacher"),
     VARIANTS_LISTING: ("SFT training variants", "build_sft"),
     STABILITY_LOG: ("stability-rule record of every training run", "train"),
+    SERVE_SUMMARY: ("student, teacher and fallback chain served through the OpenAI-compatible server", "serve_eval"),
 }
 
 

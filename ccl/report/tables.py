@@ -12,8 +12,8 @@ from typing import Any, Callable
 from urllib.parse import quote
 
 from ..errors import StageError
-from .artifacts import (ARCHIVE, DATA_MANIFEST, LEAKAGE, REPLAY_SUMMARY, SUMMARY, TEACHER_SUMMARY, TRAIN_RUNS,
-                        VARIANTS_LISTING, Artifacts, Missing)
+from .artifacts import (ARCHIVE, DATA_MANIFEST, LEAKAGE, REPLAY_SUMMARY, SERVE_SUMMARY, SUMMARY, TEACHER_SUMMARY,
+                        TRAIN_RUNS, VARIANTS_LISTING, Artifacts, Missing)
 
 REPLAY_PAGE = "replay.html"  # the site's failure map and decision explorer
 
@@ -290,6 +290,31 @@ def training_table(art: Artifacts) -> Table:
                       "broke the stability rule and are never used in comparisons.")
 
 
+def serving_table(art: Artifacts) -> Table:
+    """Student alone, teacher alone and the fallback chain, each through the server."""
+    title = "Serving through the OpenAI-compatible endpoint: student, teacher and the fallback chain"
+    s = art.get(SERVE_SUMMARY)
+    if isinstance(s, Missing):
+        return missing_table("serving", title, s)
+    cols = ["setup", "model", "strict success", "write-up success", "requests", "fallback rate",
+            "mean / p95 latency (s)", "prompt / generated tokens per request", "compute s per episode",
+            "answered by", "fallback reasons"]
+
+    def rate(r: dict) -> str:
+        return f"{100 * r['rate']:.1f} [{100 * r['ci'][0]:.1f}, {100 * r['ci'][1]:.1f}] n={r['n']}"
+    rows = [[setup, r["model"], rate(r["success"]), rate(r["success_writeup"]), str(r["requests"]),
+             f"{100 * r['fallback_rate']:.1f}%", f"{r['mean_latency_s']:.2f} / {r['p95_latency_s']:.2f}",
+             f"{r['prompt_tokens_per_request']:.0f} / {r['completion_tokens_per_request']:.1f}",
+             f"{r['compute_s_per_episode']:.2f}", composition(r["answered_by"]),
+             composition(r["fallback_reasons"])] for setup, r in ((k, s["setups"][k]) for k in s["order"])]
+    return Table("serving", title, cols, rows, [SERVE_SUMMARY],
+                 note=f"{s['tasks']} tasks of {s['split']}, greedy, {s['config']['max_new_tokens']} tokens per turn; "
+                      f"the student is {s['run']}'s adapter. Each episode is driven by an OpenAI client with the task's "
+                      "tools; the runtime executes the returned calls. Latency and compute are the server's generation "
+                      "seconds per request (every provider tried), one request at a time on this machine; tokens "
+                      "count every provider tried. Rates with Wilson 95% intervals.")
+
+
 def all_tables(art: Artifacts) -> dict[str, Table]:
     """Every table the report and the site use, by marker name."""
     tables = [
@@ -318,5 +343,6 @@ def all_tables(art: Artifacts) -> dict[str, Table]:
         leakage_table(art),
         teacher_table(art),
         training_table(art),
+        serving_table(art),
     ]
     return {t.name: t for t in tables}
