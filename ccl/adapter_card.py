@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from statsmodels.stats.proportion import proportion_confint
-
 from .errors import InputError
 from .jsonio import read_json, sha256_file
 from .models.registry import ModelError, ModelSpec
+from .stats.binomial import wilson
 
 WEIGHTS = "adapter_model.safetensors"
 CONFIG = "adapter_config.json"
@@ -96,7 +95,7 @@ def write_hub_folder(run_dir: Path, metrics_file: Path, spec_of: Callable[[str],
 
 
 def _rate(k: int, n: int) -> str:
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    lo, hi = wilson(k, n)
     return f"{k}/{n} = {100 * k / n:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
 
 

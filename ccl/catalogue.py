@@ -79,19 +79,6 @@ class Catalogue:
                 "parameters": {"type": "object", "properties": props, "required": required}}})
         return out
 
-    def schemas(self) -> list[dict]:
-        """JSON schemas under surface names (for chat templates that take tools)."""
-        out = []
-        for t in self.canonical:
-            s = TOOLS[t].json_schema()
-            s["name"] = self.surface(t)
-            s["description"] = self._describe(s["description"])
-            props = s["parameters"]["properties"]
-            s["parameters"]["properties"] = {self.param_alias[t][k]: v for k, v in props.items()}
-            s["parameters"]["required"] = [self.param_alias[t][k] for k in s["parameters"]["required"]]
-            out.append(s)
-        return out
-
 
 class ToolsError(ValueError):
     """OpenAI ``tools`` that cannot be rendered; the message names the entry."""
@@ -100,9 +87,9 @@ class ToolsError(ValueError):
 def _kind(schema: dict, where: str) -> str:
     """A parameter's type in the prompt's notation: ``a|b`` for an enum, ``string[]`` for an array."""
     if "enum" in schema:
-        if not isinstance(schema["enum"], list) or not all(isinstance(v, str) for v in schema["enum"]):
-            raise ToolsError(f"{where}.enum must be a list of strings")
-        return "|".join(schema["enum"])
+        if not isinstance(schema["enum"], list) or not schema["enum"]:
+            raise ToolsError(f"{where}.enum must be a non-empty list")
+        return "|".join(str(v) for v in schema["enum"])
     kind = schema.get("type")
     if kind == "array":
         items = schema.get("items") if isinstance(schema.get("items"), dict) else {}

@@ -76,25 +76,29 @@ def study_messages(messages: list[dict], raw_of: Callable[[tuple[str, ...]], str
             calls = m["tool_calls"]
             if not isinstance(calls, list):
                 raise FormatError(f"messages[{i}].tool_calls must be a list")
-            ids = []
+            ids, checked = [], []
             for j, c in enumerate(calls):
                 fn = c.get("function") if isinstance(c, dict) else None
                 if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not isinstance(c.get("id"), str):
                     raise FormatError(f"messages[{i}].tool_calls[{j}] must have an id and function.name")
+                arguments = fn.get("arguments") or "{}"
                 try:
-                    args = json.loads(fn.get("arguments") or "{}")
+                    args = json.loads(arguments) if isinstance(arguments, str) else None
                 except ValueError:
-                    raise FormatError(f"messages[{i}].tool_calls[{j}].function.arguments is not JSON") from None
+                    args = None
                 if not isinstance(args, dict):
-                    raise FormatError(f"messages[{i}].tool_calls[{j}].function.arguments must be a JSON object")
+                    raise FormatError(f"messages[{i}].tool_calls[{j}].function.arguments must be a JSON object "
+                                      "written as a string")
                 ids.append(c["id"])
                 names[c["id"]] = fn["name"]
+                checked.append({"id": c["id"], "type": "function",
+                                "function": {"name": fn["name"], "arguments": arguments}})
             raw = raw_of(tuple(ids))
             rest.append({"role": "assistant", "content": raw} if raw is not None else
-                        {"role": "assistant", "content": "", "tool_calls": calls})
+                        {"role": "assistant", "content": "", "tool_calls": checked})
         elif role == "tool":
             cid = m.get("tool_call_id")
-            if cid not in names:
+            if not isinstance(cid, str) or cid not in names:
                 raise FormatError(f"messages[{i}]: tool_call_id {cid!r} answers no earlier tool call")
             rest.append({"role": "tool", "content": tool_result_line(names[cid], _text(m, i))})
         elif role in ("user", "assistant"):
@@ -144,11 +148,14 @@ class Choice:
     error: str | None  # the parser's message when it did not
 
 
-def action_choice(text: str, cut: bool, limits: Limits = Limits()) -> Choice:
+def action_choice(text: str, cut: bool, limits: Limits = Limits(), calls_allowed: bool = True) -> Choice:
     """The model's text as an OpenAI choice: calls as ``tool_calls`` (fresh ids, arguments as JSON text),
     a final answer as content, unparseable text as content too (with the parser's error). ``cut``: the
-    generation stopped at a limit (finish_reason ``length``)."""
+    generation stopped at a limit (finish_reason ``length``). Without ``calls_allowed`` (tool_choice
+    none) calls are returned as the model's text."""
     action, error, _ = parse_action(text, limits)
+    if action is not None and action.calls is not None and not calls_allowed:
+        return Choice({"role": "assistant", "content": text}, "length" if cut else "stop", action, None)
     if action is not None and action.calls is not None:
         calls = [{"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function",
                   "function": {"name": c["tool"], "arguments": json.dumps(c["args"], ensure_ascii=False)}}

@@ -59,8 +59,8 @@ from aiohttp import web
 
 from .catalogue import ToolsError, render_tools
 from .jsonio import read_jsonl
-from .models.registry import ModelStore
-from .openai_format import FormatError, action_choice, study_messages
+from .models.registry import ModelError, ModelStore
+from .openai_format import Choice, FormatError, action_choice, study_messages
 from .oracle import OraclePolicy
 from .policy.adapters import resolve_adapter
 from .policy.base import GenConfig, GenOut, ModelPolicy
@@ -144,6 +144,7 @@ class App:
     started: int = field(default_factory=lambda: int(time.time()))
     raw: RawTexts = field(default_factory=RawTexts)
     log: deque = field(default_factory=lambda: deque(maxlen=10_000))  # request records, newest last
+    active: set = field(default_factory=set)  # the Stopper of the generation running now (to stop it at exit)
 
     def __post_init__(self) -> None:
         self.by_name = {p.name: p for p in self.providers}
@@ -174,7 +175,11 @@ def load_app(store: ModelStore, models: list[tuple[str, str, str | Path | None]]
         name = model if adapter is None else f"{model}+{Path(adapter).name}"
         providers.append(Provider(name, load_backend(store, model, backend, adapter, model_path), backend,
                                   None if adapter is None else str(adapter)))
-    return App(providers, tuple(p.name for p in providers) if chain else (), **kwargs)
+    names = [p.name for p in providers]
+    if len(set(names)) < len(names):
+        raise ModelError(f"the same model is served twice ({', '.join(names)}); serve another model or adapter as "
+                         "the fallback")
+    return App(providers, tuple(names) if chain else (), **kwargs)
 
 
 # ---------------------------------------------------------------- request checks
@@ -360,27 +365,27 @@ def check_adapter(provider: Provider, adapter: Any) -> None:
 
 # ---------------------------------------------------------------- generation
 def context_length(backend: Any) -> int | None:
-    config = getattr(getattr(backend, "model", None), "config", None)
-    value = getattr(config, "max_position_embeddings", None)
-    return value if isinstance(value, int) else None
-
-
-def _render(backend: Any, messages: list[dict]) -> str:
-    from jinja2 import TemplateError
-
-    try:
-        return backend.render(messages)
-    except TemplateError as e:
-        raise ApiError(400, f"the model's chat template rejected the messages: {e}", param="messages") from None
+    """The model's context in tokens (transformers: ``config``; mlx-lm: ``args``), or None if unknown."""
+    model = getattr(backend, "model", None)
+    for holder in (getattr(model, "config", None), getattr(model, "args", None)):
+        value = getattr(holder, "max_position_embeddings", None)
+        if isinstance(value, int):
+            return value
+    return None
 
 
 class Stopper:
-    """The stop callback of one generation: the client left, or the time bound passed."""
+    """The stop callback of one generation: the client left, or the time bound passed. The bound
+    counts from :meth:`start` (when generation begins), not from the wait for the generation thread."""
 
     def __init__(self, timeout_s: float):
-        self.deadline = time.monotonic() + timeout_s
+        self.timeout_s = timeout_s
+        self.deadline = float("inf")
         self.cancelled = threading.Event()
         self.reason: str | None = None
+
+    def start(self) -> None:
+        self.deadline = time.monotonic() + self.timeout_s
 
     def __call__(self) -> bool:
         if self.reason is None:
@@ -392,12 +397,19 @@ class Stopper:
 
 
 async def in_worker(app: App, fn: Callable[[], Any], stopper: Stopper) -> Any:
-    """Run ``fn`` on the generation thread, one at a time. If this request is cancelled (its client
-    left), the generation is told to stop and the lock is kept until it has."""
+    """Run ``fn`` on the generation thread, one at a time; its time bound starts when it does. If this
+    request is cancelled (its client left), the generation is told to stop and the lock is kept until
+    it has."""
     if app.gen_lock is None:
         app.gen_lock = asyncio.Lock()
+
+    def timed() -> Any:
+        stopper.start()
+        return fn()
+
     async with app.gen_lock:
-        future = asyncio.get_running_loop().run_in_executor(app.executor, fn)
+        app.active.add(stopper)
+        future = asyncio.get_running_loop().run_in_executor(app.executor, timed)
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
@@ -405,97 +417,119 @@ async def in_worker(app: App, fn: Callable[[], Any], stopper: Stopper) -> Any:
             with contextlib.suppress(Exception):
                 await future
             raise
-
-
-def _prompt_state(prompt: str) -> dict:
-    """A fresh backend state offering the shared prompt head, whose KV cache the backend keeps."""
-    cut = head_end(prompt)
-    return {} if cut is None else {"prefix": prompt[:cut]}
+        finally:
+            app.active.discard(stopper)
 
 
 @dataclass
 class Attempt:
     provider: str
-    outcome: str  # ok | malformed | context_overflow | timeout | error
+    outcome: str  # ok | malformed | context_overflow | timeout | error | rejected (by the chat template)
     detail: str = ""
     latency_s: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
 
-async def generate_one(app: App, provider: Provider, messages: list[dict], gen: GenConfig,
-                       tools: bool) -> tuple[Attempt, GenOut | None, str | None]:
-    """One provider's try: (its record, its output, the prompt's text)."""
+@dataclass
+class Try:
+    """One provider's try: its record, and its text and choice when it generated."""
+    attempt: Attempt
+    out: GenOut | None = None
+    choice: Choice | None = None
+
+
+def _one_try(provider: Provider, messages: list[dict], gen: GenConfig, tools: bool, calls_allowed: bool,
+             stopper: Stopper, timeout_s: float) -> Try:
+    """Render, count, generate and parse on the generation thread (the backend's tokenizer is not shared
+    with the event loop)."""
+    from jinja2 import TemplateError
+
     t0 = time.perf_counter()
-    prompt = _render(provider.backend, messages)
+    try:
+        prompt = provider.backend.render(messages)
+    except TemplateError as e:  # the client's messages, not the model: no provider will take them
+        return Try(Attempt(provider.name, "rejected", f"the chat template rejected the messages: {e}"))
     limit, tok = context_length(provider.backend), getattr(provider.backend, "tok", None)
     n = len(tok(prompt, add_special_tokens=False).input_ids) if tok is not None else 0
     if limit and n + gen.max_new_tokens > limit:
-        return Attempt(provider.name, "context_overflow", f"the prompt has {n} tokens; with max_tokens "
-                       f"{gen.max_new_tokens} it is over the model's context of {limit}", prompt_tokens=n), None, prompt
+        return Try(Attempt(provider.name, "context_overflow", f"the prompt has {n} tokens; with max_tokens "
+                           f"{gen.max_new_tokens} it is over the model's context of {limit}"))
+    # the study's prompts share a head whose KV cache the backend keeps; a plain completion's text is
+    # the client's, so no cache is kept for it
+    cut = head_end(prompt) if tools else None
+    state = {} if cut is None else {"prefix": prompt[:cut]}
+    out = provider.backend.generate([state], [prompt], gen, [gen.seed], stop=stopper)[0]
+    attempt = Attempt(provider.name, "ok", "", time.perf_counter() - t0, out.prompt_tokens, out.new_tokens)
+    choice = action_choice(out.text, out.new_tokens >= gen.max_new_tokens or stopper.reason == "timeout",
+                           calls_allowed=calls_allowed) if tools else None
+    if stopper.reason == "timeout":
+        attempt.outcome, attempt.detail = "timeout", f"stopped after {timeout_s:g} s"
+    elif choice is not None and choice.action is None:
+        attempt.outcome, attempt.detail = "malformed", choice.error or ""
+    return Try(attempt, out, choice)
+
+
+async def generate_one(app: App, provider: Provider, messages: list[dict], gen: GenConfig, tools: bool,
+                       calls_allowed: bool = True) -> Try:
     stopper = Stopper(app.request_timeout_s)
     try:
-        out = await in_worker(app, lambda: provider.backend.generate([_prompt_state(prompt)], [prompt], gen,
-                                                                    [gen.seed], stop=stopper)[0], stopper)
+        return await in_worker(app, lambda: _one_try(provider, messages, gen, tools, calls_allowed, stopper,
+                                                      app.request_timeout_s), stopper)
     except asyncio.CancelledError:
         raise
     except Exception as e:  # a backend fault: recorded; the chain moves on
         if not app.quiet:
             traceback.print_exc()
-        return Attempt(provider.name, "error", f"{type(e).__name__}: {e}", time.perf_counter() - t0, n), None, prompt
-    attempt = Attempt(provider.name, "ok", "", time.perf_counter() - t0, n, out.new_tokens)
-    if stopper.reason == "timeout":
-        attempt.outcome, attempt.detail = "timeout", f"stopped after {app.request_timeout_s:g} s"
-    elif tools:
-        choice = action_choice(out.text, False)
-        if choice.action is None:
-            attempt.outcome, attempt.detail = "malformed", choice.error or ""
-    return attempt, out, prompt
+        return Try(Attempt(provider.name, "error", f"{type(e).__name__}: {e}"))
 
 
 async def chat_completion(app: App, body: dict) -> tuple[dict, dict]:
     """(the OpenAI response, the request's record). Each provider is tried in turn; a malformed action,
-    a context overflow, a timeout or an error moves to the next, and the last one's answer stands."""
+    a context overflow, a timeout or an error moves to the next. The answer is the last text any
+    provider generated (the first good one, when one was good)."""
     providers = check_model(app, body.get("model"))
     check_unsupported(body)
     tools = body.get("tools") not in (None, [])
     messages = tool_messages(app, body) if tools else check_messages(body.get("messages"))
     gen = gen_config(body, app.gen, app.max_tokens_cap)
-    attempts: list[Attempt] = []
-    out = None
+    tries: list[Try] = []
     for provider in providers:
-        attempt, out, _ = await generate_one(app, provider, messages, gen, tools)
-        attempts.append(attempt)
-        if attempt.outcome == "ok":
+        tries.append(await generate_one(app, provider, messages, gen, tools, body.get("tool_choice") != "none"))
+        if tries[-1].attempt.outcome == "ok":
             break
-    last = attempts[-1]
-    if out is None:  # no provider produced text
-        if last.outcome == "context_overflow":
-            raise ApiError(400, last.detail, param="messages", code="context_length_exceeded")
-        raise ApiError(500, "; ".join(f"{a.provider}: {a.outcome} ({a.detail})" for a in attempts))
-    cut = out.new_tokens >= gen.max_new_tokens or last.outcome == "timeout"  # an end token at the cap: length
-    if tools:
-        choice = action_choice(out.text, cut)
-        message, finish = choice.message, choice.finish_reason
-        if choice.message.get("tool_calls"):
-            app.raw.put(tuple(c["id"] for c in choice.message["tool_calls"]), out.text)
-        status = choice.action.status if choice.action is not None else None
+    attempts = [t.attempt for t in tries]
+    answered = next((t for t in reversed(tries) if t.out is not None), None)
+    if answered is None:  # no provider generated: the request's fault (400) unless one failed (500)
+        if all(a.outcome == "context_overflow" for a in attempts):
+            raise ApiError(400, attempts[-1].detail, param="messages", code="context_length_exceeded")
+        failed = any(a.outcome == "error" for a in attempts)
+        raise ApiError(500 if failed else 400, "; ".join(f"{a.provider}: {a.outcome} ({a.detail})" for a in attempts),
+                       param=None if failed else "messages")
+    out = answered.out
+    cut = out.new_tokens >= gen.max_new_tokens or answered.attempt.outcome == "timeout"
+    if answered.choice is not None:
+        message, finish = answered.choice.message, answered.choice.finish_reason
+        if message.get("tool_calls"):
+            app.raw.put(tuple(c["id"] for c in message["tool_calls"]), out.text)
+        status = answered.choice.action.status if answered.choice.action is not None else None
     else:
         message, finish, status = {"role": "assistant", "content": out.text}, "length" if cut else "stop", None
     rid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
     prompt_tokens = sum(a.prompt_tokens for a in attempts)
     completion_tokens = sum(a.completion_tokens for a in attempts)
-    record = {"id": rid, "model": body["model"], "provider": last.provider, "outcome": last.outcome,
-              "fallbacks": len(attempts) - 1, "attempts": [a.__dict__ for a in attempts],
-              "latency_s": round(sum(a.latency_s for a in attempts), 4), "prompt_tokens": prompt_tokens,
-              "completion_tokens": completion_tokens, "finish_reason": finish, "tools": tools}
+    record = {"id": rid, "model": body["model"], "provider": answered.attempt.provider,
+              "outcome": answered.attempt.outcome, "fallbacks": len(attempts) - 1,
+              "attempts": [a.__dict__ for a in attempts], "latency_s": round(sum(a.latency_s for a in attempts), 4),
+              "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "finish_reason": finish,
+              "tools": tools}
     response = {"id": rid, "object": "chat.completion", "created": int(time.time()), "model": body["model"],
                 "system_fingerprint": None,
                 "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-                # usage counts what this request cost: every provider tried
+                # usage counts what this request cost: the tokens every provider tried prefilled and generated
                 "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                           "total_tokens": prompt_tokens + completion_tokens},
-                "ccl": {"provider": last.provider, "attempts": record["attempts"], "raw": out.text,
+                "ccl": {"provider": answered.attempt.provider, "attempts": record["attempts"], "raw": out.text,
                         "status": status}}
     return response, record
 
@@ -711,13 +745,17 @@ def allow(request: web.BaseRequest, methods: tuple[str, ...]) -> None:
 
 
 async def json_body(app: App, request: web.BaseRequest) -> dict:
+    """The whole body (however many reads it arrives in), refused once it passes the limit."""
     check_body_headers(request.headers, app.max_body)
-    data = await request.content.read(app.max_body + 1)
-    if len(data) > app.max_body:
-        raise ApiError(413, f"request body is over the {app.max_body}-byte limit (--max-body)")
-    if request.content_length is not None and len(data) < request.content_length:
-        raise ApiError(400, f"body ended after {len(data)} of {request.content_length} bytes")
-    return parse_json(data)
+    chunks, size = [], 0
+    while chunk := await request.content.readany():
+        size += len(chunk)
+        if size > app.max_body:
+            raise ApiError(413, f"request body is over the {app.max_body}-byte limit (--max-body)")
+        chunks.append(chunk)
+    if request.content_length is not None and size < request.content_length:
+        raise ApiError(400, f"body ended after {size} of {request.content_length} bytes")
+    return parse_json(b"".join(chunks))
 
 
 def make_handler(app: App) -> Callable[[web.BaseRequest], Any]:
@@ -762,7 +800,9 @@ def make_handler(app: App) -> Callable[[web.BaseRequest], Any]:
             return json_response(200, task_list(app, query))
         if path == "/api/requests":
             last = query.get("last", ["100"])[-1]
-            n = int(last) if last.isdigit() else 100
+            if not re.fullmatch(r"[0-9]{1,6}", last):
+                raise ApiError(400, f"last must be a whole number of requests; got {_short(last)}", param="last")
+            n = int(last)
             return json_response(200, {"requests": list(app.log)[-n:] if n else []})
         body = await json_body(app, request)
         if path == "/v1/chat/completions":
@@ -773,8 +813,14 @@ def make_handler(app: App) -> Callable[[web.BaseRequest], Any]:
         t0 = time.perf_counter()
         try:
             response, record = await chat_completion(app, body)
-        except asyncio.CancelledError:
-            app.log.append({"model": body.get("model"), "cancelled": True, "latency_s": time.perf_counter() - t0})
+        except asyncio.CancelledError:  # the client left; its generation was stopped
+            app.log.append({"model": body.get("model"), "provider": None, "outcome": "cancelled", "cancelled": True,
+                            "fallbacks": 0, "attempts": [], "latency_s": round(time.perf_counter() - t0, 4)})
+            raise
+        except ApiError as e:
+            app.log.append({"model": body.get("model"), "provider": None, "outcome": f"error {e.status}",
+                            "error": e.message, "fallbacks": 0, "attempts": [],
+                            "latency_s": round(time.perf_counter() - t0, 4)})
             raise
         app.log.append(record)
         if not body.get("stream"):
@@ -827,7 +873,7 @@ class Server:
     ``listen()`` binds (an OSError if the port is taken) and sets ``server_address``."""
 
     def __init__(self, app: App, port: int):
-        self.app, self.port = app, port
+        self.app, self.port = app, port  # stop with shutdown(), then server_close()
         self.loop = asyncio.new_event_loop()
         self.server_address: tuple[str, int] | None = None
         self.socket = None
@@ -852,17 +898,28 @@ class Server:
         self.loop.run_forever()
 
     def shutdown(self) -> None:
-        """Stop serving (from any thread); the loop finishes its cleanup and closes."""
+        """Stop serving, from any thread or after ``serve_forever`` returned (Ctrl-C): a running
+        generation is told to stop, the connections close, and the loop stops."""
+        for stopper in list(self.app.active):
+            stopper.cancelled.set()
+        if self.loop.is_closed():
+            return
         if self.loop.is_running():
             asyncio.run_coroutine_threadsafe(self._stop(), self.loop).result(timeout=30)
             self.loop.call_soon_threadsafe(self.loop.stop)
+        else:
+            self.loop.run_until_complete(self._stop())
 
     async def _stop(self) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
+            self._runner = None
 
     def server_close(self) -> None:
-        self.app.executor.shutdown(wait=False, cancel_futures=True)
+        """Release the generation thread (after :meth:`shutdown`) and close a stopped loop."""
+        self.app.executor.shutdown(wait=True, cancel_futures=True)
+        if not self.loop.is_running() and not self.loop.is_closed():
+            self.loop.close()
 
 
 def make_server(app: App, port: int) -> Server:

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from statsmodels.stats.proportion import proportion_confint
 
 from .jsonio import write_json, write_jsonl
 from .policy.base import GenConfig
 from .runtime import run_episode
 from .serve import CHAIN, App, serve_in_thread
 from .serve_client import ServerPolicy
+from .stats.binomial import wilson
 from .validate import validate
 
 SETUPS = ("student", "teacher", "chain")
@@ -34,8 +34,7 @@ class ServeEvalConfig:
 
 
 def _rate(k: int, n: int) -> dict:
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson") if n else (float("nan"), float("nan"))
-    return {"k": k, "n": n, "rate": k / n if n else None, "ci": [lo, hi]}
+    return {"k": k, "n": n, "rate": k / n if n else None, "ci": list(wilson(k, n)) if n else None}
 
 
 def summarise(episodes: list[dict], requests: list[dict]) -> dict:

@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="tokens per completion or assistant turn when a request names none")
     ap.add_argument("--request-timeout", type=float, default=120.0,
                     help="seconds of generation per request (per provider in the chain; per episode turn)")
-    ap.add_argument("--quiet", action="store_true", help="no request log")
+    ap.add_argument("--quiet", action="store_true", help="no tracebacks of internal errors (GET /api/requests keeps "
+                                                            "the request records either way)")
     args = ap.parse_args(argv)
     if not 0 <= args.port <= 65535:
         ap.error(f"--port {args.port}: must be 0 to 65535")

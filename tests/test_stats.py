@@ -352,3 +352,15 @@ def test_spearman_permutation_enumerates_pairings_or_samples_them():
     rho, p = spearman_permutation(np.arange(11.0), np.arange(11.0), seed=5)
     assert rho == pytest.approx(1.0) and p == pytest.approx(1 / 20_001)
     assert spearman_permutation(np.arange(11.0), np.arange(11.0)[::-1] * 2, seed=5) == (pytest.approx(-1.0), p)
+
+
+def test_wilson_interval_matches_the_closed_form():
+    from ccl.stats import wilson
+    # 0 of 10: [0, z^2 / (n + z^2)] with z = 1.959964: 3.8415 / 13.8415 = 0.27754
+    lo, hi = wilson(0, 10)
+    assert lo == 0.0 and abs(hi - 0.277540) < 1e-5
+    # 5 of 10 is symmetric about one half
+    lo, hi = wilson(5, 10)
+    assert abs((lo + hi) / 2 - 0.5) < 1e-12 and abs(hi - 0.763404) < 1e-5
+    with pytest.raises(ValueError, match="n > 0"):
+        wilson(0, 0)

@@ -301,6 +301,8 @@ def serving_table(art: Artifacts) -> Table:
             "answered by", "fallback reasons"]
 
     def rate(r: dict) -> str:
+        if r["rate"] is None:
+            return f"— n={r['n']}"
         return f"{100 * r['rate']:.1f} [{100 * r['ci'][0]:.1f}, {100 * r['ci'][1]:.1f}] n={r['n']}"
     rows = [[setup, r["model"], rate(r["success"]), rate(r["success_writeup"]), str(r["requests"]),
              f"{100 * r['fallback_rate']:.1f}%", f"{r['mean_latency_s']:.2f} / {r['p95_latency_s']:.2f}",

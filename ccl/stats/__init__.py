@@ -4,6 +4,7 @@ their task-clustered forms for units nested in tasks (replay decisions).
 Outcome arrays are (seeds, tasks); every random function takes an explicit ``seed``
 and uses only local generators, so equal inputs and seed give identical floats.
 """
+from .binomial import wilson
 from .bootstrap import Interval, hierarchical_bootstrap, task_bootstrap
 from .clustered import cluster_correlation, cluster_paired_difference, cluster_rate
 from .multiple import holm
@@ -25,4 +26,5 @@ __all__ = [
     "sign_flip_p",
     "spearman_permutation",
     "task_bootstrap",
+    "wilson",
 ]
