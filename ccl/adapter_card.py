@@ -17,6 +17,7 @@ from typing import Callable
 
 from .errors import InputError
 from .jsonio import read_json, sha256_file
+from .manifest import write_manifest
 from .models.registry import ModelError, ModelSpec
 from .stats.binomial import wilson
 
@@ -74,8 +75,8 @@ def read_run(run_dir: Path, metrics_file: Path) -> RunRecord:
 
 
 def write_hub_folder(run_dir: Path, metrics_file: Path, spec_of: Callable[[str], ModelSpec], out: Path) -> Path:
-    """``out``: README.md (the card), adapter_config.json (base = Hub id) and the adapter's weights,
-    written beside and swapped in, so a failure keeps the last folder. ``spec_of``: the registry's
+    """``out``: README.md (the card), adapter_config.json (base = Hub id), the adapter's weights and
+    their manifest, written beside and swapped in, so a failure keeps the last folder. ``spec_of``: the registry's
     entry for the run's base model, by name."""
     record = read_run(run_dir, metrics_file)
     spec = spec_of(record.config["base_model"])
@@ -89,6 +90,8 @@ def write_hub_folder(run_dir: Path, metrics_file: Path, spec_of: Callable[[str],
     shutil.copyfile(run_dir / "adapter" / WEIGHTS, tmp / WEIGHTS)
     (tmp / CONFIG).write_text(config_text)
     (tmp / "README.md").write_text(card(record, spec, base, sha256_file(tmp / CONFIG)))
+    write_manifest(tmp, [tmp / WEIGHTS, tmp / CONFIG, tmp / "README.md"],
+                   {"stage": "hub_adapter", "run": record.config["run"]})  # what scripts/verify.py rechecks
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     return out
@@ -190,7 +193,8 @@ research artifact of a small study, not a usable orchestrator. Parse errors in
 
 The weights' hash holds only where training ran on the same CPU kernel path (same instruction set);
 a retrain elsewhere is checked against this adapter by tolerance: `python -m scripts.verify --compare
-runs/{run} <retrained run folder>`. Data and transcripts hash the same on every machine.
+runs/{run} <retrained run folder>`. Data hash the same on every machine; transcripts almost always
+(greedy decoding can resolve a near-tie differently under another instruction set's float32 kernels).
 
 ## Use
 

@@ -83,6 +83,9 @@ def test_the_hub_folder_names_the_hub_id_and_its_card_carries_recipe_metrics_and
     # 2 of 32 strict (Wilson 95%: 1.7% to 20.1%), 6 of 32 under the write-up's definition
     assert "| eval_id | 32 | 2/32 = 6.2% [1.7, 20.1] | 6/32 = 18.8% [8.9, 35.3] |" in card
     assert "| validation loss after training | 0.750000 |" in card
+    listed = json.loads((out / "manifest.json").read_text())["files"]
+    assert {name: entry["sha256"] for name, entry in listed.items()} == {
+        name: sha256_file(out / name) for name in ("README.md", "adapter_config.json", "adapter_model.safetensors")}
 
 
 def test_autopeft_loads_the_hub_folder_offline_and_it_is_the_trained_adapter(tiny_run, monkeypatch):
