@@ -20,7 +20,7 @@ from typing import Callable
 from .jsonio import dumps
 from .prompt_head import observation_lines
 from .runtime import Action, Limits, parse_action
-from .sft_export import from_tool_format
+from .sft_export import from_tool_format, tool_call
 
 
 class FormatError(ValueError):
@@ -121,10 +121,8 @@ def episode_messages(messages: list[dict], ids: dict[int, list[str]]) -> list[di
             action, _, _ = parse_action(m["content"])
             if turn in ids and action is not None and action.calls is not None:
                 pending = ids[turn]
-                out.append({"role": "assistant", "content": None, "tool_calls": [
-                    {"id": cid, "type": "function",
-                     "function": {"name": c["tool"], "arguments": json.dumps(c["args"], ensure_ascii=False)}}
-                    for cid, c in zip(pending, action.calls)]})
+                out.append({"role": "assistant", "content": None,
+                            "tool_calls": [tool_call(cid, c) for cid, c in zip(pending, action.calls)]})
                 continue
             pending = []
             out.append({"role": "assistant", "content": m["content"]})
@@ -157,9 +155,7 @@ def action_choice(text: str, cut: bool, limits: Limits = Limits(), calls_allowed
     if action is not None and action.calls is not None and not calls_allowed:
         return Choice({"role": "assistant", "content": text}, "length" if cut else "stop", action, None)
     if action is not None and action.calls is not None:
-        calls = [{"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function",
-                  "function": {"name": c["tool"], "arguments": json.dumps(c["args"], ensure_ascii=False)}}
-                 for c in action.calls]
+        calls = [tool_call(f"call_{uuid.uuid4().hex[:24]}", c) for c in action.calls]
         return Choice({"role": "assistant", "content": None, "tool_calls": calls}, "tool_calls", action, None)
     content = action.final if action is not None else text
     return Choice({"role": "assistant", "content": content}, "length" if cut else "stop", action, error)

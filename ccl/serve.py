@@ -58,7 +58,7 @@ from urllib.parse import parse_qs, unquote
 from aiohttp import web
 
 from .catalogue import ToolsError, render_tools
-from .jsonio import read_jsonl
+from .jsonio import dumps, read_jsonl
 from .models.registry import ModelError, ModelStore
 from .openai_format import Choice, FormatError, action_choice, study_messages
 from .oracle import OraclePolicy
@@ -680,7 +680,7 @@ def finite(obj: Any) -> Any:
 
 
 def json_line(obj: Any) -> bytes:
-    return (json.dumps(finite(obj), ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n").encode()
+    return (dumps(finite(obj)) + "\n").encode()
 
 
 # ---------------------------------------------------------------- static site

@@ -27,6 +27,12 @@ class ExportError(InputError):
     """An SFT row that the tool-call format cannot hold exactly; the message names the row."""
 
 
+def tool_call(cid: str, call: dict) -> dict:
+    """One study call (``{"tool", "args"}``) in the OpenAI shape: the arguments as a JSON string."""
+    return {"id": cid, "type": "function",
+            "function": {"name": call["tool"], "arguments": json.dumps(call["args"], ensure_ascii=False)}}
+
+
 def to_tool_format(messages: list[dict]) -> list[dict]:
     out: list[dict] = []
     pending: list[str] = []  # call ids of the last assistant turn, in order
@@ -35,10 +41,8 @@ def to_tool_format(messages: list[dict]) -> list[dict]:
             action = json.loads(m["content"])
             if isinstance(action, dict) and "calls" in action:
                 pending = [f"call_{turn}_{i}" for i in range(len(action["calls"]))]
-                out.append({"role": "assistant", "content": "", "tool_calls": [
-                    {"id": cid, "type": "function",
-                     "function": {"name": c["tool"], "arguments": json.dumps(c["args"], ensure_ascii=False)}}
-                    for cid, c in zip(pending, action["calls"])]})
+                out.append({"role": "assistant", "content": "",
+                            "tool_calls": [tool_call(cid, c) for cid, c in zip(pending, action["calls"])]})
                 continue
         elif m["role"] == "user" and (lines := observation_lines(m["content"])) is not None:
             if len(lines) == len(pending):
