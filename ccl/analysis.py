@@ -14,6 +14,7 @@ configurations are present.
 """
 from __future__ import annotations
 
+import math
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -25,9 +26,11 @@ import numpy as np
 from .errors import StageError
 from .inputs import read_record, read_rows
 from .jsonio import sha256_file
-from .stats import Interval, hierarchical_bootstrap, holm, paired_difference, pass_hat_k, task_bootstrap
+from .stats import (Interval, hierarchical_bootstrap, holm, paired_difference, pass_hat_k, sign_flip_lattice,
+                    task_bootstrap)
 from .stats._common import SEED_STREAM, TASK_STREAM, chunks, stream
-from .vocabulary import COMPARISONS, CONFIG_ORDER, DIAGNOSTICS, MAIN_SPLITS, OUTCOMES, parse_run_name
+from .vocabulary import (COMPARISONS, CONFIG_ORDER, DIAGNOSTICS, MAIN_SPLITS, OUTCOMES, PRIMARY_CONTRASTS, Contrast,
+                         parse_run_name)
 
 METRICS = OUTCOMES + DIAGNOSTICS
 # Diagnostics that are per-episode rates (reported in percent); the rest are counts or turns (raw means).
@@ -53,11 +56,17 @@ class AnalyzeConfig:
     seed: int = 0  # base seed; each cell derives its own from it (cell_seed)
     flagged_templates: tuple[str, ...] = ("un_timezone",)  # excluded in the post-hoc eval_unseen table
     main_splits: tuple[str, ...] = MAIN_SPLITS
+    # docs/preregistration.md: the splits the primary contrasts pool (training templates: new tasks,
+    # and the same templates with every name from the held-out vocabulary)
+    primary_splits: tuple[str, ...] = ("eval_id", "eval_renamed")
 
     def __post_init__(self) -> None:
         # params.yaml gives lists; keep the dataclass hashable and its values canonical.
         object.__setattr__(self, "flagged_templates", tuple(self.flagged_templates))
         object.__setattr__(self, "main_splits", tuple(self.main_splits))
+        object.__setattr__(self, "primary_splits", tuple(self.primary_splits))
+        if not self.primary_splits:
+            raise ValueError("primary_splits must name at least one split")
         for name in ("n_resamples", "n_flips"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -496,6 +505,11 @@ def paired_plan(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> list[t
 
 def aligned(a: ConfigData, b: ConfigData, split: str) -> tuple[np.ndarray, np.ndarray]:
     """The two success matrices on ``split`` with columns in the same task order; raises if the sets differ."""
+    return aligned_outcome(a, b, split, "success")
+
+
+def aligned_outcome(a: ConfigData, b: ConfigData, split: str, outcome: str) -> tuple[np.ndarray, np.ndarray]:
+    """``outcome`` (one of ``OUTCOMES``) of a and b on ``split``, b's columns in a's task order."""
     ma, mb = a.splits[split], b.splits[split]
     if ma.task_ids != mb.task_ids:
         sa, sb = set(ma.task_ids), set(mb.task_ids)
@@ -505,8 +519,8 @@ def aligned(a: ConfigData, b: ConfigData, split: str) -> tuple[np.ndarray, np.nd
                                  f"{len(only_a)} only in {a.name} (e.g. {only_a[:3]}), {len(only_b)} only in "
                                  f"{b.name} (e.g. {only_b[:3]}); re-run evaluate with the same profile")
         order = {t: i for i, t in enumerate(mb.task_ids)}
-        return ma.success, mb.success[:, [order[t] for t in ma.task_ids]]
-    return ma.success, mb.success
+        return ma.values[outcome], mb.values[outcome][:, [order[t] for t in ma.task_ids]]
+    return ma.values[outcome], mb.values[outcome]
 
 
 def paired(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, progress: Progress = _noop) -> dict:
@@ -533,6 +547,88 @@ def paired(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, progress: Prog
                      f"task-bootstrap CI ({cfg.n_resamples} resamples) and a two-sided sign-flip p "
                      f"({cfg.n_flips} flips; smallest attainable p = {1 / (1 + cfg.n_flips):.6f}). p_holm: "
                      f"Holm over all {len(rows)} tests in this table. These CIs exclude training-seed variance.")}
+
+
+def aligned_pooled(a: ConfigData, b: ConfigData, splits: Sequence[str], outcome: str = "success"
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """``outcome`` of a and b over ``splits`` side by side, the same tasks in the same order."""
+    pairs = [aligned_outcome(a, b, s, outcome) for s in splits]
+    return np.concatenate([x for x, _ in pairs], axis=1), np.concatenate([y for _, y in pairs], axis=1)
+
+
+def _component(xa: np.ndarray, xb: np.ndarray, cfg: AnalyzeConfig, seed: int) -> dict:
+    """One paired comparison a - b of (seeds, tasks) outcomes: estimate, CI, exact p and win counts.
+
+    The p-value is the exact sign-flip test on the seed-averaged differences, which lie on the
+    lattice 1 / lcm(seeds_a, seeds_b) (with one seed each it is McNemar's exact test).
+    """
+    d = xa.mean(axis=0) - xb.mean(axis=0)
+    ci = task_bootstrap(d, n_resamples=cfg.n_resamples, alpha=cfg.alpha, seed=seed)
+    p = sign_flip_lattice(d, math.lcm(xa.shape[0], xb.shape[0]))
+    return {"b_success": _pct(float(xb.mean())), "diff": _pct(ci.mean), "low": _pct(ci.low), "high": _pct(ci.high),
+            "p": round(p, 6), "n": int(d.size), "n_nonzero": int(np.count_nonzero(d)),
+            "a_wins": int((d > 0).sum()), "b_wins": int((d < 0).sum()),
+            # per seed pair, the share of tasks b solves and a does not (the power analysis's q)
+            "reverse_share": round(float((xb.mean(axis=0) * (1 - xa.mean(axis=0))).mean()), 6)}
+
+
+def _contrast_row(contrast: Contrast, configs: Mapping[str, ConfigData], cfg: AnalyzeConfig,
+                  outcome: str) -> dict | None:
+    """One primary contrast: each component a - b, and the contrast's estimate, CI and p.
+
+    One comparator: the paired test itself. Several: the intersection-union test that a differs
+    from every comparator in the same direction; its p is the largest component p when all the
+    component differences share a sign, else 1 (a better than one source and worse than the
+    other is no evidence either way). Its estimate and CI are those of the component against the
+    comparator with the higher pooled success (the better single source); every component is
+    reported beside it.
+    """
+    names = (contrast.a, *contrast.comparators)
+    if any(n not in configs or not all(s in configs[n].splits for s in cfg.primary_splits) for n in names):
+        return None
+    parts = []
+    for b in contrast.comparators:
+        xa, xb = aligned_pooled(configs[contrast.a], configs[b], cfg.primary_splits, outcome)
+        part = _component(xa, xb, cfg, cell_seed(cfg.seed, "primary", outcome, f"{contrast.a}_vs_{b}"))
+        parts.append({"b": b, **part, "seeds_b": configs[b].seeds})
+    best = max(parts, key=lambda r: (r["b_success"], -r["diff"]))  # the better comparator; ties: the harder one
+    same_sign = all(r["diff"] > 0 for r in parts) or all(r["diff"] < 0 for r in parts)
+    p = max(r["p"] for r in parts) if len(parts) == 1 or same_sign else 1.0
+    return {"contrast": contrast.name, "a": contrast.a, "comparators": list(contrast.comparators),
+            "test": ("exact paired sign-flip" if len(parts) == 1 else
+                     "intersection-union: largest component p if every difference has the same sign, else 1"),
+            "a_success": _pct(float(pooled(configs[contrast.a], cfg.primary_splits).values[outcome].mean())),
+            "vs": best["b"], "diff": best["diff"], "low": best["low"], "high": best["high"],
+            "p": p, "n": best["n"], "seeds_a": configs[contrast.a].seeds, "components": parts}
+
+
+def primary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> dict:
+    """The pre-registered primary contrasts (docs/preregistration.md) on each success definition.
+
+    Pooled over ``cfg.primary_splits``; per task, each configuration's outcome is averaged over
+    its seeds. Holm over the contrasts of the strict family (the primary family) and, separately,
+    over the same contrasts under the write-up's definition (a secondary family). A contrast that
+    cannot be computed (a configuration was not evaluated) enters Holm with p = 1, so the
+    correction is always over the whole pre-registered family.
+    """
+    families = {}
+    for outcome in OUTCOMES:
+        rows = [r for c in PRIMARY_CONTRASTS if (r := _contrast_row(c, configs, cfg, outcome)) is not None]
+        missing = len(PRIMARY_CONTRASTS) - len(rows)
+        adjusted = holm([r["p"] for r in rows] + [1.0] * missing)
+        for row, p_holm in zip(rows, adjusted):
+            row["p_holm"] = round(float(p_holm), 6)
+            row["significant"] = bool(p_holm <= cfg.alpha)
+        families[outcome] = {"rows": rows, "family_size": len(PRIMARY_CONTRASTS), "complete": missing == 0}
+    return {"splits": list(cfg.primary_splits), "alpha": cfg.alpha, **families,
+            "note": (f"Pre-registered primary contrasts on strict success, pooled over {', '.join(cfg.primary_splits)}; "
+                     f"a - b in percentage points of seed-averaged per-task outcomes, with an unadjusted "
+                     f"{100 * (1 - cfg.alpha):.0f}% task-bootstrap CI ({cfg.n_resamples} resamples) and an exact "
+                     f"two-sided sign-flip p (McNemar's test with one seed per side); p_holm: Holm over the "
+                     f"{len(PRIMARY_CONTRASTS)} contrasts (one not computed counts as p = 1). The tests treat the "
+                     "trained adapters as fixed: they cover task sampling, not training-seed variance. "
+                     "'success_writeup' repeats them under the write-up's definition as a secondary family with its "
+                     "own Holm correction.")}
 
 
 def _stratum_label(key: str, value: Any) -> str:
@@ -696,6 +792,7 @@ def build_summary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, inputs:
                   progress: Progress = _noop) -> dict:
     """Every table, plus configs, seeds per config, stats settings and input hashes; JSON-ready."""
     tables = {
+        "primary": primary(configs, cfg),
         "success_by_split": success_by_split(configs, cfg, progress),
         "leniency": leniency(configs, cfg, progress),
         "diagnostics": diagnostics(configs, cfg, progress),
@@ -716,6 +813,7 @@ def build_summary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, inputs:
         "runs_per_config": {name: list(data.runs) for name, data in configs.items()},
         "stats": {"n_resamples": cfg.n_resamples, "n_flips": cfg.n_flips, "alpha": cfg.alpha, "seed": cfg.seed,
                   "ci": "percentile", "main_splits": list(cfg.main_splits),
+                  "primary_splits": list(cfg.primary_splits),
                   "flagged_templates": list(cfg.flagged_templates),
                   "cell_seeds": "(seed << 32) | crc32(table, config or comparison, split or metric)"},
         "inputs": dict(sorted((inputs or {}).items())),

@@ -25,8 +25,8 @@ from .vocabulary import RUNS
 
 PROFILES = ("paper", "paper-cuda", "cpu", "smoke")  # paper-cuda: paper sizes, a teacher that runs on CUDA
 # the top level of params.yaml: the profile, the run matrix, and one section per stage
-SECTIONS = ("profile", "runs", "models", "build_datasets", "distill", "build_sft", "train", "evaluate", "analyze",
-            "serve_eval")
+SECTIONS = ("profile", "runs", "replay_runs", "models", "build_datasets", "distill", "build_sft", "train", "evaluate", "analyze",
+            "power", "serve_eval")
 T = TypeVar("T")
 
 
@@ -44,7 +44,11 @@ def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
     unknown = sorted(set(params) - set(SECTIONS), key=str)
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {unknown}; valid sections: {', '.join(SECTIONS)}")
-    check_runs(params.get("runs", []), f"{path}: runs")
+    runs = check_runs(params.get("runs", []), f"{path}: runs")
+    replayed = check_runs(params.get("replay_runs", runs), f"{path}: replay_runs")
+    if not set(replayed) <= set(runs):
+        raise ConfigError(f"{path}: replay_runs {sorted(set(replayed) - set(runs))} are not in runs (only trained "
+                          f"runs can be replayed): {runs}")
     return params
 
 
@@ -103,6 +107,8 @@ def _strict(hint: Any) -> Any:
         return Annotated[tuple[inner], pydantic.Strict(), pydantic.BeforeValidator(_list_as_tuple)]
     if origin is list:
         return Annotated[list[tuple(_strict(a) for a in args)], pydantic.Strict()]
+    if origin is dict:
+        return Annotated[dict[_strict(args[0]), _strict(args[1])], pydantic.Strict()]
     return hint  # Literal, Any and the like validate as pydantic does
 
 
@@ -191,6 +197,9 @@ def _describe(hint: Any) -> str:
         return " or ".join(_describe(a) for a in typing.get_args(hint))
     if origin in (tuple, list):
         return f"a list of {_describe(typing.get_args(hint)[0])}"
+    if origin is dict:
+        key, value = typing.get_args(hint)
+        return f"a mapping of {_describe(key)} to {_describe(value)}"
     if origin is typing.Literal:
         return "one of " + ", ".join(map(repr, typing.get_args(hint)))
     return getattr(hint, "__name__", str(hint))

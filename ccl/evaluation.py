@@ -13,23 +13,12 @@ episode file is written atomically, ordered by split and task, once every episod
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Callable
 
 from .resources import peak_memory_gb
 from .resume import ChunkLog
 from .rollout import rollout
-
-
-@dataclass(frozen=True)
-class EvaluateConfig:
-    """What to evaluate and how; defaults are the paper profile's."""
-
-    splits: tuple[str, ...] = ("eval_id", "eval_ood", "eval_unseen", "eval_renamed", "eval_catalog_0",
-                               "eval_catalog_5", "eval_catalog_12")
-    max_tasks_per_split: int | None = None  # None: every task in the split file
-    batch_size: int = 64  # episodes decoded in lock-step
-    max_new_tokens: int = 256  # per assistant turn
 
 
 # Version of what a resume log holds: 2 = transcript rows without verdicts (a log written in

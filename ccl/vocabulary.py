@@ -8,7 +8,7 @@ analysis's row order and comparisons, and the report's labels. Dependency-free o
 a stage that needs a name imports it from here and so does not depend (in dvc.yaml) on the
 code that produces or judges episodes.
 
-    python -m ccl.vocabulary runs     # the write-up's run matrix, for dvc exp run -S 'runs=[...]'
+    python -m ccl.vocabulary runs     # the paper profile's runs, for dvc exp run -S 'runs=[...]'
 """
 from __future__ import annotations
 
@@ -60,7 +60,34 @@ class Run:
 
 
 # The write-up's run matrix: the arms with every seed, the ablations with seed 0.
-RUNS = {r.name: r for r in [Run(v, s) for v in MAIN_VARIANTS for s in SEEDS] + [Run(v, 0) for v in ABLATIONS]}
+WRITEUP_RUNS = tuple(Run(v, s) for v in MAIN_VARIANTS for s in SEEDS) + tuple(Run(v, 0) for v in ABLATIONS)
+# Every run a profile may train: the write-up's matrix, plus C_matched with every seed, because a
+# primary contrast (B vs C_matched, docs/preregistration.md) needs two seeds on each side.
+RUNS = {r.name: r for r in [*WRITEUP_RUNS, *(Run(C_MATCHED, s) for s in SEEDS[1:])]}
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """A pre-registered primary contrast: ``a`` against each of ``comparators`` (strict success).
+
+    With one comparator it is the paired test a - b. With several it asks whether ``a`` beats
+    the better of them, tested as an intersection-union test: each a - b must be rejected, so
+    its p-value is the largest of the component p-values (no comparator is picked by looking
+    at evaluation results).
+    """
+
+    name: str
+    a: str
+    comparators: tuple[str, ...]
+
+
+# docs/preregistration.md: the three primary contrasts, corrected together (Holm) and pooled
+# over the primary splits (the analyze stage's ``primary_splits``).
+PRIMARY_CONTRASTS = (
+    Contrast("C_vs_A_base", C, (STUDENT_BASE,)),
+    Contrast("B_vs_C_matched", B, (C_MATCHED,)),
+    Contrast("Dmix_vs_best_single", DMIX, (B, C)),
+)
 
 
 def run(name: str) -> Run:
@@ -90,4 +117,4 @@ COMPARISONS = _comparisons()
 if __name__ == "__main__":
     if sys.argv[1:] != ["runs"]:
         sys.exit("usage: python -m ccl.vocabulary runs")
-    print("[" + ",".join(RUNS) + "]")
+    print("[" + ",".join(RUNS) + "]")  # the write-up's matrix and C_matched's other seeds (primary contrast)

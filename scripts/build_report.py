@@ -3,6 +3,9 @@
     python -m scripts.build_report            # writes results/report.md and results/report.html
     python -m scripts.build_report --check    # exit 1 if results/report.md is stale (names the blocks)
 
+It also rewrites README.md's results-in-brief (between its BEGIN/END marker lines) from the
+same artifacts, and --check compares that block too (--no-readme: neither).
+
 Reads results/summary.json, results/replay_summary.json, data/v1/manifest.json, data/v1/leakage_audit.json,
 data/v1/teacher/summary.json, data/v1/variants/variants.json and runs/*/summary.json. A
 missing artifact is named in the report with the stage that produces it. The build fails
@@ -26,14 +29,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, default=ROOT, help="repository root holding the artifacts")
     ap.add_argument("--out", type=Path, default=None, help="output folder (default: <root>/results)")
     ap.add_argument("--check", action="store_true", help="compare the written report with a fresh build")
+    ap.add_argument("--no-readme", action="store_true", help="leave README.md's results-in-brief alone")
     args = ap.parse_args(argv)
     out = args.out or args.root / "results"
+    readme = args.root / "README.md"
+    readme = None if args.no_readme or not readme.is_file() else readme  # a bare artifact root has none
     if args.check:
-        build_report.check(args.root, out / "report.md")
-        print(f"build_report --check: {out / 'report.md'} matches its artifacts")
+        build_report.check(args.root, out / "report.md", readme)
+        print(f"build_report --check: {out / 'report.md'}{' and README.md' if readme else ''} match their artifacts")
         return 0
-    build_report.run(args.root, out)
-    print(f"build_report: wrote {out / 'report.md'} and report.html")
+    build_report.run(args.root, out, readme)
+    print(f"build_report: wrote {out / 'report.md'}, report.html{' and README.md (results in brief)' if readme else ''}")
     return 0
 
 

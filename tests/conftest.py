@@ -67,4 +67,7 @@ def smoke_study(smoke_distilled, tmp_path_factory):
                "--runs", str(replay))
     run_py("-m", "scripts.analyze_replay", "--profile", "smoke", "--replay", str(replay), "--runs", str(results),
            "--out", str(study / "results" / "replay_summary.json"))
+    run_py("-m", "scripts.power", "--profile", "smoke", "--data", str(data), "--out", str(study / "results" / "power.json"))
+    # a README with the results-in-brief block that build_report rewrites
+    (study / "README.md").write_text("# Study\n\n<!-- BEGIN:results-in-brief -->\n<!-- END:results-in-brief -->\n")
     return study

@@ -365,3 +365,67 @@ def test_leniency_table_reports_both_definitions_and_the_paired_gap():
     assert (r["strict"]["mean"], r["writeup"]["mean"], r["gap"]["mean"]) == (25.0, 75.0, 50.0)
     assert r["episodes_gap"] == 2 and r["gap"]["n"] == 4
     assert 0.0 <= r["gap"]["low"] <= 50.0 <= r["gap"]["high"] <= 100.0
+
+
+# ---------------------------------------------------------------- primary contrasts
+
+def test_primary_contrasts_pool_primary_splits_and_use_an_intersection_union_test():
+    from ccl.analysis import primary
+
+    cfg = AnalyzeConfig(n_resamples=200, n_flips=300, primary_splits=("eval_id", "eval_renamed"))
+    six = {"eval_id": [1, 1, 1, 0], "eval_renamed": [1, 0], "eval_ood": [1, 1]}
+    runs = {"A_base": run({"eval_id": [0, 0, 0, 0], "eval_renamed": [0, 0], "eval_ood": [0, 0]}),
+            "C_s0": run(six), "C_s1": run({**six, "eval_id": [1, 1, 0, 0]}),
+            "B_s0": run({"eval_id": [1, 0, 0, 0], "eval_renamed": [0, 0], "eval_ood": [0, 0]}),
+            "C_matched_s0": run({"eval_id": [0, 0, 0, 0], "eval_renamed": [0, 0], "eval_ood": [1, 1]}),
+            "Dmix_s0": run({"eval_id": [1, 1, 1, 1], "eval_renamed": [1, 1], "eval_ood": [0, 0]})}
+    table = primary(configs_of(runs), cfg)
+    strict = {r["contrast"]: r for r in table["success"]["rows"]}
+    assert list(strict) == ["C_vs_A_base", "B_vs_C_matched", "Dmix_vs_best_single"] and table["success"]["complete"]
+    c = strict["C_vs_A_base"]
+    # C per task over seeds, eval_id then eval_renamed: [1, 1, .5, 0, 1, 0]; A_base all 0 (eval_ood ignored)
+    assert c["n"] == 6 and c["diff"] == pytest.approx(100 * 3.5 / 6, abs=1e-3) and c["a_success"] == pytest.approx(
+        100 * 3.5 / 6, abs=1e-3)
+    assert c["components"][0]["a_wins"] == 4 and c["components"][0]["b_wins"] == 0
+    # exact sign flips on d = [1, 1, .5, 0, 1, 0]: only the all-plus and all-minus signs of the 4 nonzero
+    # tasks reach |sum| = 3.5, so p = 2 / 16
+    assert c["p"] == 0.125
+    # the comparator's share (per seed pair) of tasks it solves and C does not: none
+    assert c["components"][0]["reverse_share"] == 0.0
+    d = strict["Dmix_vs_best_single"]
+    # comparators: B pooled 1/6, C pooled 3.5/6 -> the better single source is C
+    assert d["vs"] == "C" and d["diff"] == pytest.approx(100 * 2.5 / 6, abs=1e-3)
+    comps = {x["b"]: x for x in d["components"]}
+    # Dmix - C = [0, 0, .5, 1, 0, 1]: p = 2 / 8; Dmix - B = [0, 1, 1, 1, 1, 1]: p = 2 / 32; both positive,
+    # so the intersection-union p is the larger one
+    assert comps["C"]["p"] == 0.25 and comps["B"]["p"] == 0.0625 and d["p"] == 0.25
+    assert [r["p_holm"] for r in strict.values()] == [round(float(p), 6) for p in holm([r["p"] for r in
+                                                                                         strict.values()])]
+    assert table["success_writeup"]["rows"][0]["contrast"] == "C_vs_A_base"
+
+
+def test_primary_contrasts_skip_what_was_not_evaluated_and_holm_still_counts_three():
+    from ccl.analysis import primary
+
+    table = primary(configs_of(BASIC), AnalyzeConfig(n_resamples=50, n_flips=50, primary_splits=("eval_id",)))
+    assert table["success"]["rows"] == [] and not table["success"]["complete"]
+    runs = {"A_base": run({"eval_id": [0, 0, 0, 0, 0, 0]}), "C_s0": run({"eval_id": [1, 1, 1, 1, 1, 0]})}
+    only = primary(configs_of(runs), AnalyzeConfig(n_resamples=50, n_flips=50, primary_splits=("eval_id",)))
+    (row,) = only["success"]["rows"]
+    assert row["p"] == 0.0625 and row["p_holm"] == round(3 * 0.0625, 6)  # Holm over 3: p, 1, 1
+
+
+def test_an_intersection_union_contrast_with_opposite_signs_is_never_significant():
+    from ccl.analysis import primary
+
+    cfg = AnalyzeConfig(n_resamples=50, n_flips=50, primary_splits=("eval_id",))
+    ones, zeros = [1] * 8, [0] * 8
+    runs = {"B_s0": run({"eval_id": zeros}), "C_s0": run({"eval_id": ones}), "Dmix_s0": run({"eval_id": [1] * 4 + [0] * 4})}
+    (row,) = primary(configs_of(runs), cfg)["success"]["rows"]
+    comps = {x["b"]: x["diff"] for x in row["components"]}
+    assert comps["B"] > 0 > comps["C"] and row["p"] == 1.0 and row["vs"] == "C"
+
+
+def test_primary_splits_must_name_a_split():
+    with pytest.raises(ValueError, match="primary_splits"):
+        AnalyzeConfig(primary_splits=())

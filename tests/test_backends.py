@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from ccl.config import stage_with_models
-from ccl.evaluation import EvaluateConfig, fingerprint
+from ccl.evaluate_config import EvaluateConfig
+from ccl.evaluation import fingerprint
 from ccl.jsonio import read_jsonl
 from ccl.policy.base import GenConfig
 from ccl.policy.load import load_backend

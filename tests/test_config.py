@@ -10,7 +10,7 @@ import pytest
 
 from ccl.analysis import AnalyzeConfig
 from ccl.config import ConfigError, load_params, stage_config
-from ccl.evaluation import EvaluateConfig
+from ccl.evaluate_config import EvaluateConfig
 from ccl.train.recipe import StabilityRule, TrainRecipe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,12 +25,13 @@ def broken(tmp_path: Path, old: str, new: str) -> Path:
 
 
 @pytest.mark.parametrize("old, new, expected", [
-    ("\nevaluate:\n", "\nevalute:\n", "unknown section(s) ['evalute']; valid sections: profile, runs, models"),
+    ("\nevaluate:\n", "\nevalute:\n", "unknown section(s) ['evalute']; valid sections: profile, runs, replay_runs, models"),
     ("      lr_min: 1.0e-4\n", "      lr_mn: 1.0e-4\n", "train: unknown key(s) ['lr_mn']"),
     ("      lr: 1.0e-3  #", "      lr: 1.0e-3x  #", "train.lr: expected a number, got '1.0e-3x'"),
     ("      lr: 1.0e-3  #", "      lr: 1e-3  #", "(YAML reads 1e-3 as text: write 1.0e-3)"),
-    ("      max_tasks_per_split: 32\n", "      max_tasks_per_split: 32.5\n",
-     "evaluate.max_tasks_per_split: expected an integer or null, got 32.5"),
+    ("      max_tasks_per_split: {eval_id: 96,", "      max_tasks_per_split: {eval_id: 96.5,",
+     "evaluate.max_tasks_per_split: expected an integer or a mapping of text to an integer or null, got {'eval_id': 96.5"),
+    ("replay_runs: [B_s0,", "replay_runs: [Dseq_s0, B_s0,", "replay_runs ['Dseq_s0'] are not in runs"),
     ("      splits: [eval_id, eval_ood, eval_unseen, eval_renamed]\n", "      splits: eval_id\n",
      "evaluate.splits: expected a list of text, got 'eval_id'"),
     ("      batch_size: 32\n      max_new_tokens: 128", "      batch_size: [32\n      max_new_tokens: 128",
@@ -52,8 +53,9 @@ def test_a_stage_script_prints_one_line_and_no_traceback(tmp_path):
                        cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines() == [f"evaluate: {path}: unknown section(s) ['evalute']; valid sections: "
-                                             "profile, runs, models, build_datasets, distill, build_sft, train, "
-                                             "evaluate, analyze, serve_eval"]
+                                             "profile, runs, replay_runs, models, build_datasets, distill, build_sft, "
+                                             "train, "
+                                             "evaluate, analyze, power, serve_eval"]
 
 
 def test_the_committed_params_are_valid_for_every_profile():

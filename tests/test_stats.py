@@ -364,3 +364,22 @@ def test_wilson_interval_matches_the_closed_form():
     assert abs((lo + hi) / 2 - 0.5) < 1e-12 and abs(hi - 0.763404) < 1e-5
     with pytest.raises(ValueError, match="n > 0"):
         wilson(0, 0)
+
+
+def test_sign_flip_lattice_is_exact_and_agrees_with_enumeration_and_mcnemar():
+    from scipy.stats import binomtest
+
+    from ccl.stats import sign_flip_lattice
+
+    # 0/1 differences: McNemar's exact test (9 of 11 discordant tasks one way)
+    d = [1] * 9 + [-1] * 2 + [0] * 5
+    assert sign_flip_lattice(d, 1) == pytest.approx(binomtest(9, 11).pvalue)
+    # seed-averaged halves: hand-worked, |k| = 2, 1, 1 (x2), observed sum 4 of 4 -> 2 of 8 sign vectors
+    assert sign_flip_lattice([1, .5, .5, 0], 2) == 0.25
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        x = rng.choice([-1, -2 / 3, -1 / 3, 0, 1 / 3, 2 / 3, 1], size=12)
+        assert sign_flip_lattice(x, 3) == pytest.approx(sign_flip_exact(x))
+    assert sign_flip_lattice([0, 0], 2) == 1.0
+    with pytest.raises(ValueError, match="not a multiple of 1/2"):
+        sign_flip_lattice([0.25], 2)

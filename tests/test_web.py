@@ -341,3 +341,21 @@ def test_the_trace_explorers_hash_holds_every_filter_both_ways(site, browser):
     wait.until(lambda b: "Unknown configuration 'nope'" in b.find_element(By.ID, "trace-count").text)
     browser.get((site / "traces.html").as_uri() + "#config=oracle&outcome=maybe")
     wait.until(lambda b: "Unknown outcome 'maybe'" in b.find_element(By.ID, "trace-count").text)
+
+
+def test_the_readme_brief_is_rewritten_from_the_artifacts_and_checked(study_copy, tmp_path):
+    root = tmp_path / "study"
+    shutil.copytree(study_copy, root, symlinks=True)
+    run_py("-m", "scripts.build_report", "--root", str(root))
+    readme = (root / "README.md").read_text()
+    summary = json.loads((root / "results" / "summary.json").read_text())
+    c = next(r for r in summary["success_by_split"]["rows"] if r["config"] == "C")["all"]
+    brief = readme.split("<!-- BEGIN:results-in-brief -->\n")[1].split("<!-- END:results-in-brief -->")[0]
+    assert f"C (1 seed) {c['mean']:.1f}% [{c['low']:.1f}, {c['high']:.1f}]" in brief and "results/report.md" in brief
+    assert run_py("-m", "scripts.build_report", "--root", str(root), "--check").returncode == 0
+    (root / "README.md").write_text(readme.replace("C (1 seed)", "C (9 seeds)"))
+    r = run_py("-m", "scripts.build_report", "--root", str(root), "--check", ok=False)
+    assert r.returncode == 1 and "results-in-brief" in r.stderr
+    (root / "README.md").write_text("# no block\n")
+    r = run_py("-m", "scripts.build_report", "--root", str(root), ok=False)
+    assert r.returncode == 2 and "no results-in-brief block" in r.stderr

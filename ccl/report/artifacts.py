@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..jsonio import sha256_file
+
 # The report's layout, the one place it is declared: the root is a repository-shaped folder
 # the calling script passes (--root), and these names, relative to it, are also what the
 # pages show as each number's source, so that a reader can find and hash the file.
@@ -30,6 +32,9 @@ REPORT = "results/report.md"
 REPLAY_GOLDEN = "data/v1/replay"  # data/v1/replay/<split>.jsonl: the frozen decisions
 REPLAY_RUNS = "results/replay"  # results/replay/<name>/verdicts.jsonl.gz: graded actions
 SERVE_SUMMARY = "results/serve/summary.json"
+POWER = "results/power.json"
+PREREGISTRATION = "docs/preregistration.md"  # quoted by its SHA-256, never parsed
+TEACHER_PILOT = "experiments/teacher_coverage_pilot/result.json"
 
 # artifact -> (what it is, the stage that writes it)
 PRODUCERS: dict[str, tuple[str, str]] = {
@@ -41,6 +46,8 @@ PRODUCERS: dict[str, tuple[str, str]] = {
     VARIANTS_LISTING: ("SFT training variants", "build_sft"),
     STABILITY_LOG: ("stability-rule record of every training run", "train"),
     SERVE_SUMMARY: ("student, teacher and fallback chain served through the OpenAI-compatible server", "serve_eval"),
+    POWER: ("the design's minimum detectable effects", "power"),
+    TEACHER_PILOT: ("teacher coverage pilot on training tasks", "bash experiments/teacher_coverage_pilot/run.sh"),
 }
 
 
@@ -54,6 +61,8 @@ class Missing:
 
     def message(self) -> str:
         what = f" ({self.what})" if self.what else ""
+        if " " in self.stage:  # a command outside the pipeline (a pilot), not a stage name
+            return f"Not available: `{self.path}`{what} is missing; it is written by `{self.stage}`."
         return (f"Not available: `{self.path}`{what} is missing; it is written by the "
                 f"`{self.stage}` stage (`dvc repro {self.stage}`).")
 
@@ -67,6 +76,7 @@ class Artifacts:
     runs: dict[str, dict] = field(default_factory=dict)  # training run name -> summary.json
     train_logs: dict[str, list[dict]] = field(default_factory=dict)  # run name -> train_log.jsonl rows
     archived: dict[str, dict] = field(default_factory=dict)  # archived run -> its reason record
+    preregistration_sha256: str | None = None  # of PREREGISTRATION, None when the file is absent
 
     def get(self, path: str) -> Any:
         return self.files[path]
@@ -89,6 +99,8 @@ def load_artifacts(root: Path) -> Artifacts:
         art.runs[name] = _read(summary)
         log = summary.parent / "train_log.jsonl"
         art.train_logs[name] = _read(log) if log.exists() else []
+    prereg = root / PREREGISTRATION
+    art.preregistration_sha256 = sha256_file(prereg) if prereg.is_file() else None
     for reason in sorted((root / ARCHIVE).glob("*/reason.json")):
         art.archived[reason.parent.name] = _read(reason)
     return art

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .artifacts import REPLAY_SUMMARY, SUMMARY, TEACHER_SUMMARY, VARIANTS_LISTING, Artifacts, Missing
+from .artifacts import POWER, REPLAY_SUMMARY, SUMMARY, TEACHER_SUMMARY, VARIANTS_LISTING, Artifacts, Missing
 from ..vocabulary import B, BASELINES, C, STUDENT_BASE, STUDENT_FEWSHOT
 
 
@@ -59,6 +59,29 @@ def results_facts(summary: dict) -> dict[str, Any]:
     }
 
 
+def primary_facts(summary: dict, power: dict) -> dict[str, Any]:
+    """The primary contrasts as the summary states them: estimate, CI, Holm p and pre-registered MDE."""
+    mdes = {r["contrast"]: r["mde"] for r in power["contrasts"]}
+    rows = []
+    for r in summary["primary"]["success"]["rows"]:
+        mde = mdes.get(r["contrast"])
+        test = "Holm p" if len(r["components"]) == 1 else "intersection-union Holm p"
+        rows.append({"contrast": r["contrast"], "a": r["a"], "vs": r["vs"], "significant": r["significant"],
+                     "observed_q": " / ".join(f"{100 * c['reverse_share']:.1f}%" for c in r["components"]),
+                     "text": (f"{r['a']} − {r['vs']} = {r['diff']:+.1f} points [{r['low']:+.1f}, {r['high']:+.1f}], "
+                              f"{test} = {r['p_holm']:.4f}"
+                              + ("" if mde is None else f" (pre-registered MDE {100 * mde:.1f} points)"))})
+    n = {r["n"] for r in summary["primary"]["success"]["rows"]}
+    return {"rows": rows, "splits": summary["primary"]["splits"], "n": n.pop() if len(n) == 1 else power["n"],
+            "design_n": power["n"], "n_matches_design": n <= {power["n"]},
+            "complete": summary["primary"]["success"]["complete"], "family_size": power["family_size"],
+            "n_significant": sum(r["significant"] for r in rows), "all_meet_target": power["all_meet_target"],
+            "mde_target": round(100 * power["mde_target"]), "power": round(100 * power["power"]),
+            "mde_text": ", ".join(f"{r['contrast']} {100 * r['mde']:.1f}" if r["mde"] is not None else
+                                  f"{r['contrast']} none" for r in power["contrasts"]),
+            "planned_q": round(100 * power["reverse_share"], 1)}
+
+
 def replay_facts(s: dict) -> dict[str, Any]:
     """The replay paragraph's numbers: decisions, pooled pass per configuration, the pooled correlation."""
     rows = {r["config"]: r for r in s["replay_by_split"]["rows"]}
@@ -97,7 +120,14 @@ def all_facts(art: Artifacts) -> dict[str, Any]:
     replay = art.get(REPLAY_SUMMARY)
     teacher = art.get(TEACHER_SUMMARY)
     variants = art.get(VARIANTS_LISTING)
+    power = art.get(POWER)
     return {
+        "primary": (None if isinstance(summary, Missing) or isinstance(power, Missing) or "primary" not in summary
+                    else primary_facts(summary, power)),
+        "primary_missing": (power.message() if isinstance(power, Missing) else
+                            None if isinstance(summary, Missing) or "primary" in summary else
+                            f"`{SUMMARY}` predates the primary contrasts; rerun the `analyze` stage."),
+        "preregistration_sha256": art.preregistration_sha256,
         "results": None if isinstance(summary, Missing) else results_facts(summary),
         "replay": None if isinstance(replay, Missing) else replay_facts(replay),
         "teacher": None if isinstance(teacher, Missing) else teacher_facts(teacher),

@@ -12,8 +12,8 @@ from typing import Any, Callable
 from urllib.parse import quote
 
 from ..errors import StageError
-from .artifacts import (ARCHIVE, DATA_MANIFEST, LEAKAGE, REPLAY_SUMMARY, SERVE_SUMMARY, SUMMARY, TEACHER_SUMMARY,
-                        TRAIN_RUNS, VARIANTS_LISTING, Artifacts, Missing)
+from .artifacts import (ARCHIVE, DATA_MANIFEST, LEAKAGE, POWER, REPLAY_SUMMARY, SERVE_SUMMARY, SUMMARY, TEACHER_PILOT,
+                        TEACHER_SUMMARY, TRAIN_RUNS, VARIANTS_LISTING, Artifacts, Missing)
 
 REPLAY_PAGE = "replay.html"  # the site's failure map and decision explorer
 
@@ -124,6 +124,86 @@ def paired_table(art: Artifacts) -> Table:
     cols = ["comparison", "split", "diff [95% CI]", "p (sign-flip)", "p_holm", "n"]
     rows = [[r["comparison"], r["split"], *paired_cells(r), str(r["n"])] for r in block["rows"]]
     return Table("paired", title, cols, rows, [SUMMARY], note=block["note"] + " * = significant after Holm.")
+
+
+def _mde_text(value: float | None) -> str:
+    return "none reachable" if value is None else f"{100 * value:.1f}"
+
+
+def primary_table(art: Artifacts, outcome: str = "success") -> Table:
+    """The pre-registered primary contrasts with the MDE the design was sized for."""
+    strict = outcome == "success"
+    name = "primary" if strict else "primary_writeup"
+    title = ("Primary contrasts (pre-registered; strict success)" if strict else
+             "Primary contrasts under the write-up's success definition (secondary)")
+    summary, power = art.get(SUMMARY), art.get(POWER)
+    for m in (summary, power):
+        if isinstance(m, Missing):
+            return missing_table(name, title, m)
+    if "primary" not in summary:
+        return Table(name, title, [], [], [SUMMARY, POWER],
+                     missing=f"Not available: `{SUMMARY}` predates the primary contrasts; rerun the `analyze` stage.")
+    block = summary["primary"]
+    mdes = {r["contrast"]: r["mde"] for r in power["contrasts"]}
+    cols = ["contrast", "a (seeds)", "a success %", "compared with", "diff [95% CI]", "p", "p_holm",
+            "MDE (pre-registered)", "tasks", "a wins / b wins"]
+    rows = []
+    for r in block[outcome]["rows"]:
+        comps = "; ".join(f"{c['b']} ({c['seeds_b']}) {c['b_success']:.1f}%: {signed(c['diff'])}, p {c['p']:.4f}"
+                          for c in r["components"])
+        best = next(c for c in r["components"] if c["b"] == r["vs"])
+        rows.append([r["contrast"], f"{r['a']} ({r['seeds_a']})", f"{r['a_success']:.1f}", comps,
+                     *paired_cells(r), _mde_text(mdes.get(r["contrast"])), str(r["n"]),
+                     f"{best['a_wins']} / {best['b_wins']}"])
+    missing = [c for c in mdes if c not in {r["contrast"] for r in block[outcome]["rows"]}]
+    note = (block["note"] + f" The difference, CI and win counts are against the comparator with the higher pooled "
+            f"success; MDE: the smallest difference the design detects with {100 * power['power']:.0f}% power after "
+            f"the correction ({POWER}, for {power['n']} tasks). * = significant after Holm.")
+    if any(r["n"] != power["n"] for r in block[outcome]["rows"]):
+        note += f" The design was sized for {power['n']} tasks but the contrasts ran on another number: check the profile."
+    if missing:
+        note += f" Not evaluated, so not tested: {', '.join(missing)}."
+    return Table(name, title, cols, rows, [SUMMARY, POWER], note=note)
+
+
+def power_table(art: Artifacts) -> Table:
+    """The MDE of each primary contrast against the planned share of tasks the comparator wins."""
+    title = "Minimum detectable effect (points) by the share of tasks the comparator wins"
+    power = art.get(POWER)
+    if isinstance(power, Missing):
+        return missing_table("power", title, power)
+    names = [r["contrast"] for r in power["contrasts"]]
+    cols = ["comparator-wins share q", *names]
+    rows = [[f"{100 * c['reverse_share']:.1f}%" + (" (planned)" if c["reverse_share"] == power["reverse_share"] else ""),
+             *[_mde_text(c[n]) for n in names]] for c in power["curve"]]
+    tasks = ", ".join(f"{s} {n}" for s, n in power["tasks"].items())
+    note = (f"{power['n']} paired tasks ({tasks}); {power['family_size']} contrasts, Holm at alpha "
+            f"{power['alpha']} (each sized at alpha / {power['family_size']}); power {power['power']:.0%}, an "
+            f"intersection-union contrast sized with every component at 1 - (1 - power) / k. Target: at most "
+            f"{100 * power['mde_target']:.0f} points at the planned q. Method: {power['method']}")
+    return Table("power", title, cols, rows, [POWER], note=note)
+
+
+def teacher_coverage_table(art: Artifacts) -> Table:
+    """Offered and accepted teacher episodes by family: the study's teacher, and the pilot's two candidates."""
+    title = "Teacher coverage by task family (accepted / offered training tasks)"
+    s, pilot = art.get(TEACHER_SUMMARY), art.get(TEACHER_PILOT)
+    if isinstance(s, Missing):
+        return missing_table("teacher_coverage", title, s)
+    sources = [TEACHER_SUMMARY]
+    columns = {f"{s['teacher']['model']} (this study)": (s["offered_by_family"], s["accepted_by_family"])}
+    if not isinstance(pilot, Missing):
+        sources.append(TEACHER_PILOT)
+        for model, r in pilot["teachers"].items():
+            columns[f"{model} (pilot)"] = (r["offered_by_family"], r["accepted_by_family"])
+    families = sorted({f for offered, _ in columns.values() for f in offered})
+    rows = [[f, *[f"{acc.get(f, 0)} / {off.get(f, 0)}" for off, acc in columns.values()]] for f in families]
+    rows.append(["all", *[f"{sum(acc.values())} / {sum(off.values())}" for off, acc in columns.values()]])
+    note = "A family is covered when at least 2 of its offered tasks are accepted (the pilot's rule)."
+    if not isinstance(pilot, Missing):
+        note += (f" Pilot (first 64 training tasks, pre-written rule: {pilot['rule']}): selected "
+                 f"{pilot['selected']}.")
+    return Table("teacher_coverage", title, ["family", *columns], rows, sources, note=note)
 
 
 def paired_cells(r: dict) -> list[str]:
@@ -320,6 +400,10 @@ def serving_table(art: Artifacts) -> Table:
 def all_tables(art: Artifacts) -> dict[str, Table]:
     """Every table the report and the site use, by marker name."""
     tables = [
+        primary_table(art),
+        primary_table(art, "success_writeup"),
+        power_table(art),
+        teacher_coverage_table(art),
         summary_table(art, "success_by_split", "Workflow success (%, strict) by split"),
         leniency_table(art),
         summary_table(art, "diagnostics", "Diagnostics, main splits pooled"),

@@ -1,8 +1,8 @@
 """Stage build_replay: freeze the golden decision points of the profile's evaluation tasks.
 
 For the tasks episode evaluation runs (the profile's splits, the first ``max_tasks_per_split``
-of each), every decision point of the oracle's episode goes to ``replay/<split>.jsonl``
-(:func:`ccl.replay.decisions`). The manifest records each golden file's SHA-256 beside its
+of each; of those, the first ``replay_tasks_per_split``), every decision point of the oracle's
+episode goes to ``replay/<split>.jsonl`` (:func:`ccl.replay.decisions`). The manifest records each golden file's SHA-256 beside its
 task file's: a golden file that changes while its task file does not means the runtime or
 the oracle changed what the model is shown or what counts as right, which would silently
 move every replay number, so the stage stops instead (``refreeze`` accepts the change).
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..config import load_params, stage_config
 from ..errors import InputError
-from ..evaluation import EvaluateConfig
+from ..evaluate_config import EvaluateConfig, replay_cap
 from ..inputs import read_record, read_rows
 from ..jsonio import atomic_write_bytes, jsonl_bytes, sha256_bytes, sha256_file
 from ..manifest import MANIFEST, write_manifest
@@ -31,11 +31,11 @@ def run(params: Path, profile: str | None, data: Path, out: Path, refreeze: bool
         tasks_file = data / "tasks" / f"{split}.jsonl"
         if not tasks_file.is_file():
             raise InputError(f"{tasks_file}: split file missing; run the build_datasets stage first")
-        tasks = read_rows(tasks_file, "build_datasets")[: cfg.max_tasks_per_split]
+        tasks = read_rows(tasks_file, "build_datasets")[: replay_cap(cfg, split)]
         golden = [d for t in tasks for d in decisions(t)]
         body = jsonl_bytes(golden, compress=False)  # the bytes written below
         entry = {"tasks_sha256": sha256_file(tasks_file), "golden_sha256": sha256_bytes(body),
-                 "max_tasks": cfg.max_tasks_per_split, "tasks": len(tasks), "decisions": len(golden)}
+                 "max_tasks": replay_cap(cfg, split), "tasks": len(tasks), "decisions": len(golden)}
         was = old.get(split)
         same_tasks = was and all(was.get(k) == entry[k] for k in ("tasks_sha256", "max_tasks"))
         if not refreeze and same_tasks and was["golden_sha256"] != entry["golden_sha256"]:

@@ -20,28 +20,57 @@ class StaleReport(StageError):
     exit_code = 1
 
 
-def build(root: Path) -> str:
-    """The report's Markdown, every number read from an artifact under ``root``."""
+# The README's results-in-brief sits between these lines, rewritten from the artifacts by each build.
+BRIEF_BEGIN, BRIEF_END = "<!-- BEGIN:results-in-brief -->\n", "<!-- END:results-in-brief -->"
+
+
+def _render(root: Path, template: str) -> str:
     art = load_artifacts(root)
     try:
-        return render_markdown("report.md.j2", all_tables(art), all_facts(art))
+        return render_markdown(template, all_tables(art), all_facts(art))
     except (KeyError, UndefinedError) as e:  # a fact or table the template needs is absent
-        raise InputError(f"report template: {e}") from None
+        raise InputError(f"{template}: {e}") from None
 
 
-def run(root: Path, out: Path) -> list[Path]:
-    """Write ``out/report.md`` and ``out/report.html``."""
+def build(root: Path) -> str:
+    """The report's Markdown, every number read from an artifact under ``root``."""
+    return _render(root, "report.md.j2")
+
+
+def brief(root: Path) -> str:
+    """The README's results-in-brief paragraph, from the same facts as the report."""
+    return _render(root, "brief.md.j2")
+
+
+def with_brief(readme: Path, text: str) -> str:
+    """``readme``'s text with the block between the brief's markers replaced by ``text``."""
+    body = readme.read_text(encoding="utf-8")
+    start, end = body.find(BRIEF_BEGIN), body.find(BRIEF_END)
+    if start < 0 or end < start:
+        raise InputError(f"{readme}: no results-in-brief block ({BRIEF_BEGIN.strip()} ... {BRIEF_END} lines)")
+    return body[:start + len(BRIEF_BEGIN)] + text + body[end:]
+
+
+def run(root: Path, out: Path, readme: Path | None = None) -> list[Path]:
+    """Write ``out/report.md`` and ``out/report.html``; with ``readme``, rewrite its results-in-brief."""
     md = build(root)
     atomic_write_bytes(out / "report.md", md.encode("utf-8"))
     atomic_write_bytes(out / "report.html", html_page("Report", markdown_to_html(md)).encode("utf-8"))
-    return [out / "report.md", out / "report.html"]
+    written = [out / "report.md", out / "report.html"]
+    if readme is not None:
+        atomic_write_bytes(readme, with_brief(readme, brief(root)).encode("utf-8"))
+        written.append(readme)
+    return written
 
 
-def check(root: Path, written: Path) -> None:
-    """Refuse (``StaleReport``) a written report that differs from a fresh build."""
+def check(root: Path, written: Path, readme: Path | None = None) -> None:
+    """Refuse (``StaleReport``) a written report, or README brief, that differs from a fresh build."""
     if not written.is_file():
         raise StaleReport(f"--check: {written} missing; run `dvc repro build_report`")
     md, text = build(root), written.read_text(encoding="utf-8")
     if text != md:
         stale = stale_blocks(text, md)
         raise StaleReport(f"--check: {written} is stale; blocks that differ: {', '.join(stale) or 'none (prose)'}")
+    if readme is not None and readme.read_text(encoding="utf-8") != with_brief(readme, brief(root)):
+        raise StaleReport(f"--check: {readme}'s results-in-brief differs from its artifacts; run `dvc repro "
+                          "build_report`")

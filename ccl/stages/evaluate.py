@@ -11,7 +11,8 @@ from typing import Callable
 
 from ..config import ConfigError, stage_with_models
 from ..errors import InputError
-from ..evaluation import EvaluateConfig, efficiency, fingerprint, run_tasks
+from ..evaluate_config import EvaluateConfig, task_cap
+from ..evaluation import efficiency, fingerprint, run_tasks
 from ..jsonio import read_jsonl, sha256_file, write_json, write_jsonl
 from ..models.registry import ModelsConfig, ModelStore
 from ..policy.adapters import resolve_adapter
@@ -56,7 +57,7 @@ def plan(params: Path, profile: str | None, name: str, adapter: Path | None, dat
         path = data / "tasks" / f"{split}.jsonl"
         if not path.is_file():
             raise InputError(f"{path}: split file missing; run the build_datasets stage first")
-        tasks += list(read_jsonl(path))[: cfg.max_tasks_per_split]
+        tasks += list(read_jsonl(path))[: task_cap(cfg, split)]
     return Plan(name, cfg, profile, model, backend, adapter, tasks)
 
 

@@ -8,7 +8,7 @@ from .binomial import wilson
 from .bootstrap import Interval, hierarchical_bootstrap, task_bootstrap
 from .clustered import cluster_correlation, cluster_paired_difference, cluster_rate
 from .multiple import holm
-from .paired import PairedResult, paired_difference, sign_flip_exact, sign_flip_p
+from .paired import PairedResult, paired_difference, sign_flip_exact, sign_flip_lattice, sign_flip_p
 from .rank import spearman_permutation
 from .reliability import pass_hat_k
 
@@ -23,6 +23,7 @@ __all__ = [
     "paired_difference",
     "pass_hat_k",
     "sign_flip_exact",
+    "sign_flip_lattice",
     "sign_flip_p",
     "spearman_permutation",
     "task_bootstrap",

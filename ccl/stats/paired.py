@@ -90,6 +90,36 @@ def sign_flip_exact(d: npt.ArrayLike) -> float:
     return float(_as_extreme(sums, arr).mean())
 
 
+def sign_flip_lattice(d: npt.ArrayLike, denominator: int) -> float:
+    """Exact two-sided sign-flip p-value for differences on the lattice k / ``denominator``.
+
+    d: (tasks,) per-task differences, each an integer multiple of 1 / denominator (seed-averaged
+    0/1 outcomes are: with s_a and s_b seeds, of 1 / lcm(s_a, s_b)). The null distribution of
+    the signed sum is the convolution of each task's two-point distribution {-|k|, +|k|}, exact in
+    integers for any number of tasks; returns P(|sum| >= |observed sum|), ties included.
+    Raises ValueError naming a difference that is off the lattice.
+    """
+    arr = _as_diffs(d)
+    if isinstance(denominator, bool) or not isinstance(denominator, int) or denominator < 1:
+        raise ValueError(f"denominator must be a positive int, got {denominator!r}")
+    scaled = arr * denominator
+    k = np.rint(scaled).astype(np.int64)
+    off = np.flatnonzero(np.abs(scaled - k) > 1e-9)
+    if off.size:
+        raise ValueError(f"difference {arr[off[0]]!r} (task {off[0]}) is not a multiple of 1/{denominator}")
+    k = np.abs(k[k != 0])
+    if k.size == 0:
+        return 1.0
+    total = int(k.sum())
+    dist = np.zeros(2 * total + 1)
+    dist[total] = 1.0  # index = signed sum + total
+    for step in k:  # each task adds +step or -step with probability 1/2
+        dist = 0.5 * (np.roll(dist, step) + np.roll(dist, -step))
+    observed = abs(int(np.rint(arr.sum() * denominator)))
+    sums = np.arange(-total, total + 1)
+    return float(min(1.0, dist[np.abs(sums) >= observed].sum()))
+
+
 def paired_difference(a: npt.ArrayLike, b: npt.ArrayLike, n_resamples: int = 4000,
                       n_flips: int = 5000, alpha: float = 0.05, seed: int = 0) -> PairedResult:
     """Paired a - b comparison on shared tasks.

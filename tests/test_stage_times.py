@@ -1,0 +1,27 @@
+"""scripts/stage_times.py: per-stage wall times from a time-stamped dvc repro log, hand-worked."""
+from __future__ import annotations
+
+import pytest
+
+from scripts.stage_times import minutes, parse
+
+LOG = """100 Collecting torch
+280 Running stage 'build_datasets':
+281 > python -m scripts.build_datasets --out data/v1
+290 Updating lock file 'dvc.lock'
+291 Running stage 'train@C_s0':
+400.5 Updating lock file 'dvc.lock'
+401 Running stage 'analyze':
+430 exit 0""".splitlines()
+
+
+def test_stages_run_from_their_start_to_the_lock_update():
+    stages, install, total = parse(LOG)
+    assert stages == [("build_datasets", 10.0), ("train@C_s0", 109.5), ("analyze", 29.0)]
+    assert install == 180.0 and total == 330.0
+    assert minutes(109.5) == "1 min 50 s" and minutes(10) == "10 s"
+
+
+def test_a_line_without_a_time_stamp_is_named():
+    with pytest.raises(SystemExit, match="line 2"):
+        parse(["1 ok", "Running stage 'x':"])
