@@ -70,10 +70,11 @@ RUNS = {r.name: r for r in [*WRITEUP_RUNS, *(Run(C_MATCHED, s) for s in SEEDS[1:
 class Contrast:
     """A pre-registered primary contrast: ``a`` against each of ``comparators`` (strict success).
 
-    With one comparator it is the paired test a - b. With several it asks whether ``a`` beats
-    the better of them, tested as an intersection-union test: each a - b must be rejected, so
-    its p-value is the largest of the component p-values (no comparator is picked by looking
-    at evaluation results).
+    With one comparator it is the paired test a - b. With several it asks whether ``a`` differs
+    from all of them in the same direction (better than the best, or worse than the worst),
+    tested as an intersection-union test: each a - b must be rejected with the same sign, so its
+    p-value is the largest component p-value when the signs agree and 1 otherwise (no comparator
+    is picked by looking at evaluation results).
     """
 
     name: str

@@ -73,7 +73,7 @@ def primary_facts(summary: dict, power: dict) -> dict[str, Any]:
                               + ("" if mde is None else f" (pre-registered MDE {100 * mde:.1f} points)"))})
     n = {r["n"] for r in summary["primary"]["success"]["rows"]}
     return {"rows": rows, "splits": summary["primary"]["splits"], "n": n.pop() if len(n) == 1 else power["n"],
-            "design_n": power["n"], "n_matches_design": n <= {power["n"]},
+            "design_n": power["n"],
             "complete": summary["primary"]["success"]["complete"], "family_size": power["family_size"],
             "n_significant": sum(r["significant"] for r in rows), "all_meet_target": power["all_meet_target"],
             "mde_target": round(100 * power["mde_target"]), "power": round(100 * power["power"]),

@@ -107,6 +107,7 @@ def sign_flip_lattice(d: npt.ArrayLike, denominator: int) -> float:
     off = np.flatnonzero(np.abs(scaled - k) > 1e-9)
     if off.size:
         raise ValueError(f"difference {arr[off[0]]!r} (task {off[0]}) is not a multiple of 1/{denominator}")
+    observed = abs(int(k.sum()))  # the integer sum: no float rounding of arr.sum()
     k = np.abs(k[k != 0])
     if k.size == 0:
         return 1.0
@@ -115,7 +116,6 @@ def sign_flip_lattice(d: npt.ArrayLike, denominator: int) -> float:
     dist[total] = 1.0  # index = signed sum + total
     for step in k:  # each task adds +step or -step with probability 1/2
         dist = 0.5 * (np.roll(dist, step) + np.roll(dist, -step))
-    observed = abs(int(np.rint(arr.sum() * denominator)))
     sums = np.arange(-total, total + 1)
     return float(min(1.0, dist[np.abs(sums) >= observed].sum()))
 
