@@ -597,7 +597,7 @@ def _contrast_row(contrast: Contrast, configs: Mapping[str, ConfigData], cfg: An
     return {"contrast": contrast.name, "a": contrast.a, "comparators": list(contrast.comparators),
             "test": ("exact paired sign-flip" if len(parts) == 1 else
                      "intersection-union: largest component p if every difference has the same sign, else 1"),
-            "a_success": _pct(float(pooled(configs[contrast.a], cfg.primary_splits).values[outcome].mean())),
+            "a_success": _pct(float(xa.mean())),  # a's outcomes over the primary splits (any comparator's order)
             "vs": best["b"], "diff": best["diff"], "low": best["low"], "high": best["high"],
             "p": p, "n": best["n"], "seeds_a": configs[contrast.a].seeds, "components": parts}
 

@@ -25,16 +25,15 @@ class EvaluateConfig:
 
     def __post_init__(self) -> None:
         caps = self.max_tasks_per_split
+        for n in caps.values() if isinstance(caps, dict) else [caps]:
+            if n is not None and n < 1:
+                raise ValueError(f"max_tasks_per_split must be at least 1, got {n}")
         if isinstance(caps, dict):  # kept as sorted pairs: the config stays hashable and canonical
             unknown = sorted(set(caps) - set(self.splits))
             if unknown:
                 raise ValueError(f"max_tasks_per_split names split(s) {unknown} that are not evaluated "
                                  f"(splits: {list(self.splits)})")
             object.__setattr__(self, "max_tasks_per_split", tuple(sorted(caps.items())))
-        for n in (dict(self.max_tasks_per_split).values() if isinstance(self.max_tasks_per_split, tuple)
-                  else [self.max_tasks_per_split]):
-            if n is not None and n < 1:
-                raise ValueError(f"max_tasks_per_split must be at least 1, got {n}")
         if self.replay_tasks_per_split is not None and self.replay_tasks_per_split < 1:
             raise ValueError(f"replay_tasks_per_split must be at least 1, got {self.replay_tasks_per_split}")
 

@@ -18,6 +18,14 @@ def read_rows(path: Path, stage: str) -> list[dict]:
         raise InputError(f"{path}: corrupt ({e}); rerun the {stage} stage") from None
 
 
+def split_rows(tasks_dir: Path, split: str) -> list[dict]:
+    """The tasks of one split file ``tasks_dir/<split>.jsonl`` (stage build_datasets), in file order."""
+    path = tasks_dir / f"{split}.jsonl"
+    if not path.is_file():
+        raise InputError(f"{path}: split file missing; run the build_datasets stage first")
+    return read_rows(path, "build_datasets")
+
+
 def read_record(path: Path, stage: str) -> dict:
     """A JSON file written by ``stage``."""
     if not path.is_file():

@@ -19,8 +19,7 @@ from tqdm import tqdm
 
 from ccl.boundary import run_stage
 from ccl.config import stage_with_models
-from ccl.errors import InputError
-from ccl.jsonio import read_jsonl
+from ccl.inputs import split_rows
 from ccl.serve import load_app
 from ccl.serve_eval import SETUPS, ServeEvalConfig, measure, write
 
@@ -36,10 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS / "serve")
     args = ap.parse_args(argv)
     cfg, models, profile = stage_with_models(args.params, "serve_eval", ServeEvalConfig, args.profile)
-    path = args.data / "tasks" / f"{cfg.split}.jsonl"
-    if not path.is_file():
-        raise InputError(f"{path}: split file missing; run the build_datasets stage first")
-    tasks = list(read_jsonl(path))[: cfg.max_tasks]
+    tasks = split_rows(args.data / "tasks", cfg.split)[: cfg.max_tasks]
     adapter = args.runs / args.run
     app = load_app(model_store(), [(models.student, models.student_backend, adapter),
                                    (models.teacher, models.teacher_backend, None)], chain=True,

@@ -35,6 +35,8 @@ SERVE_SUMMARY = "results/serve/summary.json"
 POWER = "results/power.json"
 PREREGISTRATION = "docs/preregistration.md"  # quoted by its SHA-256, never parsed
 TEACHER_PILOT = "experiments/teacher_coverage_pilot/result.json"
+# what the report says where results/summary.json was written before the primary contrasts existed
+SUMMARY_WITHOUT_PRIMARY = f"`{SUMMARY}` predates the primary contrasts; rerun the `analyze` stage."
 
 # artifact -> (what it is, the stage that writes it)
 PRODUCERS: dict[str, tuple[str, str]] = {

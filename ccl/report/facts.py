@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .artifacts import POWER, REPLAY_SUMMARY, SUMMARY, TEACHER_SUMMARY, VARIANTS_LISTING, Artifacts, Missing
+from .artifacts import (POWER, REPLAY_SUMMARY, SUMMARY, SUMMARY_WITHOUT_PRIMARY, TEACHER_SUMMARY, VARIANTS_LISTING,
+                        Artifacts, Missing)
 from ..vocabulary import B, BASELINES, C, STUDENT_BASE, STUDENT_FEWSHOT
 
 
@@ -73,7 +74,6 @@ def primary_facts(summary: dict, power: dict) -> dict[str, Any]:
                               + ("" if mde is None else f" (pre-registered MDE {100 * mde:.1f} points)"))})
     n = {r["n"] for r in summary["primary"]["success"]["rows"]}
     return {"rows": rows, "splits": summary["primary"]["splits"], "n": n.pop() if len(n) == 1 else power["n"],
-            "design_n": power["n"],
             "complete": summary["primary"]["success"]["complete"], "family_size": power["family_size"],
             "n_significant": sum(r["significant"] for r in rows), "all_meet_target": power["all_meet_target"],
             "mde_target": round(100 * power["mde_target"]), "power": round(100 * power["power"]),
@@ -126,7 +126,7 @@ def all_facts(art: Artifacts) -> dict[str, Any]:
                     else primary_facts(summary, power)),
         "primary_missing": (power.message() if isinstance(power, Missing) else
                             None if isinstance(summary, Missing) or "primary" in summary else
-                            f"`{SUMMARY}` predates the primary contrasts; rerun the `analyze` stage."),
+                            SUMMARY_WITHOUT_PRIMARY),
         "preregistration_sha256": art.preregistration_sha256,
         "results": None if isinstance(summary, Missing) else results_facts(summary),
         "replay": None if isinstance(replay, Missing) else replay_facts(replay),

@@ -12,8 +12,9 @@ from typing import Any, Callable
 from urllib.parse import quote
 
 from ..errors import StageError
-from .artifacts import (ARCHIVE, DATA_MANIFEST, LEAKAGE, POWER, REPLAY_SUMMARY, SERVE_SUMMARY, SUMMARY, TEACHER_PILOT,
-                        TEACHER_SUMMARY, TRAIN_RUNS, VARIANTS_LISTING, Artifacts, Missing)
+from .artifacts import (ARCHIVE, DATA_MANIFEST, LEAKAGE, POWER, REPLAY_SUMMARY, SERVE_SUMMARY, SUMMARY,
+                        SUMMARY_WITHOUT_PRIMARY, TEACHER_PILOT, TEACHER_SUMMARY, TRAIN_RUNS, VARIANTS_LISTING,
+                        Artifacts, Missing)
 
 REPLAY_PAGE = "replay.html"  # the site's failure map and decision explorer
 
@@ -142,7 +143,7 @@ def primary_table(art: Artifacts, outcome: str = "success") -> Table:
             return missing_table(name, title, m)
     if "primary" not in summary:
         return Table(name, title, [], [], [SUMMARY, POWER],
-                     missing=f"Not available: `{SUMMARY}` predates the primary contrasts; rerun the `analyze` stage.")
+                     missing=f"Not available: {SUMMARY_WITHOUT_PRIMARY}")
     block = summary["primary"]
     mdes = {r["contrast"]: r["mde"] for r in power["contrasts"]}
     cols = ["contrast", "a (seeds)", "a success %", "compared with", "diff [95% CI]", "p", "p_holm",
@@ -201,8 +202,9 @@ def teacher_coverage_table(art: Artifacts) -> Table:
     rows.append(["all", *[f"{sum(acc.values())} / {sum(off.values())}" for off, acc in columns.values()]])
     note = "A family is covered when at least 2 of its offered tasks are accepted (the pilot's rule)."
     if not isinstance(pilot, Missing):
-        note += (f" Pilot (first 64 training tasks, pre-written rule: {pilot['rule']}): selected "
-                 f"{pilot['selected']}.")
+        offered = sorted({r["offered"] for r in pilot["teachers"].values()})
+        note += (f" Pilot (the first {'/'.join(map(str, offered))} training tasks offered, pre-written rule: "
+                 f"{pilot['rule']}): selected {pilot['selected']}.")
     return Table("teacher_coverage", title, ["family", *columns], rows, sources, note=note)
 
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import load_params, stage_config
-from ..errors import InputError
 from ..evaluate_config import EvaluateConfig, replay_cap
-from ..inputs import read_record, read_rows
+from ..inputs import read_record, split_rows
 from ..jsonio import atomic_write_bytes, jsonl_bytes, sha256_bytes, sha256_file
 from ..manifest import MANIFEST, write_manifest
 from ..replay import ReplayError, decisions
@@ -29,9 +28,7 @@ def run(params: Path, profile: str | None, data: Path, out: Path, refreeze: bool
     files = []
     for split in cfg.splits:
         tasks_file = data / "tasks" / f"{split}.jsonl"
-        if not tasks_file.is_file():
-            raise InputError(f"{tasks_file}: split file missing; run the build_datasets stage first")
-        tasks = read_rows(tasks_file, "build_datasets")[: replay_cap(cfg, split)]
+        tasks = split_rows(data / "tasks", split)[: replay_cap(cfg, split)]
         golden = [d for t in tasks for d in decisions(t)]
         body = jsonl_bytes(golden, compress=False)  # the bytes written below
         entry = {"tasks_sha256": sha256_file(tasks_file), "golden_sha256": sha256_bytes(body),

@@ -24,22 +24,15 @@ class StaleReport(StageError):
 BRIEF_BEGIN, BRIEF_END = "<!-- BEGIN:results-in-brief -->\n", "<!-- END:results-in-brief -->"
 
 
-def _render(root: Path, template: str) -> str:
+def build(root: Path) -> tuple[str, str]:
+    """The report's Markdown and the README's results-in-brief, every number read from an artifact
+    under ``root`` (the artifacts are read, tabled and summarised once for both)."""
     art = load_artifacts(root)
     try:
-        return render_markdown(template, all_tables(art), all_facts(art))
+        tables, facts = all_tables(art), all_facts(art)
+        return (render_markdown("report.md.j2", tables, facts), render_markdown("brief.md.j2", tables, facts))
     except (KeyError, UndefinedError) as e:  # a fact or table the template needs is absent
-        raise InputError(f"{template}: {e}") from None
-
-
-def build(root: Path) -> str:
-    """The report's Markdown, every number read from an artifact under ``root``."""
-    return _render(root, "report.md.j2")
-
-
-def brief(root: Path) -> str:
-    """The README's results-in-brief paragraph, from the same facts as the report."""
-    return _render(root, "brief.md.j2")
+        raise InputError(f"report template: {e}") from None
 
 
 def with_brief(readme: Path, text: str) -> str:
@@ -53,12 +46,12 @@ def with_brief(readme: Path, text: str) -> str:
 
 def run(root: Path, out: Path, readme: Path | None = None) -> list[Path]:
     """Write ``out/report.md`` and ``out/report.html``; with ``readme``, rewrite its results-in-brief."""
-    md = build(root)
+    md, brief = build(root)
     atomic_write_bytes(out / "report.md", md.encode("utf-8"))
     atomic_write_bytes(out / "report.html", html_page("Report", markdown_to_html(md)).encode("utf-8"))
     written = [out / "report.md", out / "report.html"]
     if readme is not None:
-        atomic_write_bytes(readme, with_brief(readme, brief(root)).encode("utf-8"))
+        atomic_write_bytes(readme, with_brief(readme, brief).encode("utf-8"))
         written.append(readme)
     return written
 
@@ -67,10 +60,10 @@ def check(root: Path, written: Path, readme: Path | None = None) -> None:
     """Refuse (``StaleReport``) a written report, or README brief, that differs from a fresh build."""
     if not written.is_file():
         raise StaleReport(f"--check: {written} missing; run `dvc repro build_report`")
-    md, text = build(root), written.read_text(encoding="utf-8")
+    (md, brief), text = build(root), written.read_text(encoding="utf-8")
     if text != md:
         stale = stale_blocks(text, md)
         raise StaleReport(f"--check: {written} is stale; blocks that differ: {', '.join(stale) or 'none (prose)'}")
-    if readme is not None and readme.read_text(encoding="utf-8") != with_brief(readme, brief(root)):
+    if readme is not None and readme.read_text(encoding="utf-8") != with_brief(readme, brief):
         raise StaleReport(f"--check: {readme}'s results-in-brief differs from its artifacts; run `dvc repro "
                           "build_report`")

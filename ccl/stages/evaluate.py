@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Callable
 
 from ..config import ConfigError, stage_with_models
-from ..errors import InputError
 from ..evaluate_config import EvaluateConfig, task_cap
 from ..evaluation import efficiency, fingerprint, run_tasks
-from ..jsonio import read_jsonl, sha256_file, write_json, write_jsonl
+from ..inputs import split_rows
+from ..jsonio import sha256_file, write_json, write_jsonl
 from ..models.registry import ModelsConfig, ModelStore
 from ..policy.adapters import resolve_adapter
 from ..policy.base import GenConfig
@@ -54,10 +54,7 @@ def plan(params: Path, profile: str | None, name: str, adapter: Path | None, dat
     model, backend = who_plays(name, models, adapter)
     tasks = []
     for split in cfg.splits:
-        path = data / "tasks" / f"{split}.jsonl"
-        if not path.is_file():
-            raise InputError(f"{path}: split file missing; run the build_datasets stage first")
-        tasks += list(read_jsonl(path))[: task_cap(cfg, split)]
+        tasks += split_rows(data / "tasks", split)[: task_cap(cfg, split)]
     return Plan(name, cfg, profile, model, backend, adapter, tasks)
 
 

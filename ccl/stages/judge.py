@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError
-from ..inputs import read_record, read_rows
+from ..inputs import read_record, read_rows, split_rows
 from ..jsonio import write_json, write_jsonl
 from ..judging import judge_rows, metrics
 
@@ -25,10 +25,7 @@ def run(name: str, data: Path, runs: Path) -> dict:
         raise InputError(f"{generation}: lacks {', '.join(missing)}; rerun the evaluate stage for {name}")
     tasks = {}
     for split in gen["splits"]:
-        path = data / "tasks" / f"{split}.jsonl"
-        if not path.is_file():
-            raise InputError(f"{path}: split file missing; run the build_datasets stage first")
-        tasks.update((t["id"], t) for t in read_rows(path, "build_datasets"))
+        tasks.update((t["id"], t) for t in split_rows(data / "tasks", split))
     rows = judge_rows(tasks, read_rows(episodes, "evaluate"), str(episodes))
     write_jsonl(folder / "verdicts.jsonl.gz", rows)
     result = {k: gen[k] for k in ("name", "profile", "model", "backend", "adapter")}

@@ -18,6 +18,7 @@ from ..analysis import AnalyzeConfig
 from ..config import load_params, stage_config
 from ..errors import InputError
 from ..evaluate_config import EvaluateConfig, task_cap
+from ..inputs import split_rows
 from ..stats.power import Design, mde
 from ..vocabulary import PRIMARY_CONTRASTS, VARIANTS, parse_run_name
 
@@ -43,15 +44,7 @@ def primary_tasks(ev: EvaluateConfig, splits: tuple[str, ...], tasks_dir: Path) 
     if absent:
         raise InputError(f"primary split {', '.join(absent)} is not evaluated (params.yaml evaluate.splits: "
                          f"{list(ev.splits)})")
-    counts = {}
-    for split in splits:
-        path = tasks_dir / f"{split}.jsonl"
-        if not path.is_file():
-            raise InputError(f"{path}: split file missing; run the build_datasets stage first")
-        size = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
-        cap = task_cap(ev, split)
-        counts[split] = size if cap is None else min(size, cap)
-    return counts
+    return {split: len(split_rows(tasks_dir, split)[: task_cap(ev, split)]) for split in splits}
 
 
 def run(params_path: Path, profile: str | None, tasks_dir: Path) -> dict:

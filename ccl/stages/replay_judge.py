@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import InputError
-from ..inputs import read_record, read_rows
+from ..inputs import read_record, read_rows, split_rows
 from ..jsonio import write_json, write_jsonl
 from ..replay import golden_rows
 from ..replay_grading import grade_rows
@@ -19,10 +18,7 @@ def run(name: str, data: Path, golden: Path, runs: Path) -> dict:
     answers = read_rows(folder / "actions.jsonl.gz", f"replay for {name}")
     tasks = {}
     for split in gen["splits"]:
-        path = data / "tasks" / f"{split}.jsonl"
-        if not path.is_file():
-            raise InputError(f"{path}: split file missing; run the build_datasets stage first")
-        tasks.update((t["id"], t) for t in read_rows(path, "build_datasets"))
+        tasks.update((t["id"], t) for t in split_rows(data / "tasks", split))
     asked = {a["task_id"] for a in answers}
     rows = grade_rows(tasks, golden_rows(golden, gen["splits"], {t: tasks[t] for t in asked}), answers)
     write_jsonl(folder / "verdicts.jsonl.gz", rows)
