@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from ..evaluate_config import replay_cap
 from ..jsonio import write_json, write_jsonl
 from ..policy.base import GenConfig
 from ..policy.load import load_policy
@@ -22,10 +23,21 @@ from ..vocabulary import ORACLE, STUDENT_FEWSHOT
 from .evaluate import Plan
 
 
+def replayed_tasks(p: Plan) -> dict[str, dict]:
+    """The evaluated tasks whose decisions build_replay froze: of each split's evaluated tasks (in
+    file order), the first ``replay_cap`` -- fewer than evaluation runs when
+    ``replay_tasks_per_split`` is set, so ``p.tasks`` itself would ask for decisions never frozen."""
+    kept: dict[str, dict] = {}
+    for split in p.cfg.splits:
+        of_split = [t for t in p.tasks if t["dataset"] == split]
+        kept.update((t["id"], t) for t in of_split[: replay_cap(p.cfg, split)])
+    return kept
+
+
 def run(p: Plan, store, golden: Path, out: Path, model_path: str | None = None,
         progress: Callable[[int, int], None] = lambda done, total: None) -> dict:
     """Answer the golden decisions of ``p``'s tasks with ``p``'s configuration; return the generation record."""
-    tasks = {t["id"]: t for t in p.tasks}
+    tasks = replayed_tasks(p)
     rows = golden_rows(golden, p.cfg.splits, tasks)
     gen = GenConfig(max_new_tokens=p.cfg.max_new_tokens)
     policy = load_policy(store, ORACLE if p.model is None else p.model, p.backend, p.adapter, gen, model_path)
