@@ -53,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         raise SystemExit("usage: python -m scripts.stage_times LOG")
-    stages, install, total = parse(Path(args[0]).read_text(encoding="utf-8").splitlines())
+    # split on newlines only: tqdm redraws with bare carriage returns inside a stamped line
+    text = Path(args[0]).read_bytes().decode("utf-8")  # read_text would turn each \r into a newline
+    stages, install, total = parse([ln for ln in text.split("\n") if ln])
     print("| step | wall time |\n| --- | --- |")
     print(f"| install (before the first stage) | {minutes(install)} |")
     for name, seconds in stages:
