@@ -14,18 +14,19 @@ from .manifest import MANIFEST, describe
 FIELDS = ("sha256", "bytes", "rows", "families", "assistant_turns")  # what describe() records of a file
 
 
-def verify_tree(root: Path, scan: list[Path] | None = None) -> list[str]:
+def verify_tree(root: Path, scan: list[Path] | None = None, stale: list[str] | None = None) -> list[str]:
     """Problems found under ``root`` (empty when everything matches), one line each. Two anchors:
     ``root/dvc.lock`` (in git; absent for a bare tree), whose recorded outputs under ``scan`` must exist
     with their MD5, so a deleted or edited manifest is named; and every manifest found or recorded,
-    whose every field is recomputed for each file it lists."""
+    whose every field is recomputed for each file it lists. Lock entries of stages ``dvc.yaml`` no
+    longer defines (``stale``, found when not given) anchor nothing."""
     root = Path(root)
     scan = [Path(d) for d in (scan or [root])]
 
     def inside(path: Path) -> bool:
         return any(path.resolve().is_relative_to(d.resolve()) for d in scan)
 
-    recorded, unlisted = recorded_outputs(root)
+    recorded, unlisted = recorded_outputs(root, stale)
     recorded = [r for r in recorded if inside(root / r.path)]
     problems = _check_recorded(root, recorded)
     problems += [f"UNCHECKED {u.path}/ (dvc.lock records this folder from stage {u.stage}; its file list is not "

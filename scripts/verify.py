@@ -3,6 +3,7 @@
     python -m scripts.verify              # data/ and runs/ of this repository
     python -m scripts.verify --root DIR   # every manifest.json under DIR
     python -m scripts.verify --compare runs/C_s0 /elsewhere/runs/C_s0   # a retrained run against the published one
+    python -m scripts.verify --prune-lock   # drop dvc.lock's entries of stages dvc.yaml no longer defines
 
 Exit status 0 when everything matches; 1 with one line per file that differs, is
 missing, or is present but listed in no manifest. With --compare: 0 when the retrained
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 from ccl import adapter_check
+from ccl.dvc_lock import prune_stale, stale_stages
 from ccl.errors import InputError
 from ccl.verification import verify_tree
 
@@ -27,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, default=None, help="tree to check instead of this repository")
     ap.add_argument("--compare", type=Path, nargs=2, metavar=("PUBLISHED", "RETRAINED"),
                     help="two folders of the same training run: is the retrained one the published one?")
+    ap.add_argument("--prune-lock", action="store_true",
+                    help="remove dvc.lock's entries of stages dvc.yaml no longer defines, then verify")
     args = ap.parse_args(argv)
     if args.compare:
         try:
@@ -41,7 +45,19 @@ def main(argv: list[str] | None = None) -> int:
         root, scan = args.root, [args.root]
     else:
         root, scan = ROOT, [DATA.parent, TRAIN_RUNS]
-    problems = verify_tree(root, scan)
+    try:
+        if args.prune_lock:
+            for name in prune_stale(root):
+                print(f"pruned {name} from {root / 'dvc.lock'}", file=sys.stderr)
+        stale = stale_stages(root)
+        problems = verify_tree(root, scan, stale)
+    except InputError as e:
+        print(f"verify: {e}", file=sys.stderr)
+        return 2
+    if stale:
+        print(f"note: dvc.lock keeps {len(stale)} entries of stages dvc.yaml no longer defines "
+              f"({', '.join(stale)}); not checked (`python -m scripts.verify --prune-lock` removes them)",
+              file=sys.stderr)
     for p in problems:
         print(p)
     if problems:
