@@ -49,11 +49,15 @@ def locked_stages(root: Path) -> dict:
 def defined_stages(root: Path) -> set[str] | None:
     """The stage names ``root/dvc.yaml`` defines, each ``foreach`` expanded by DVC itself from
     ``params.yaml``; None for a tree without a dvc.yaml (then every lock entry counts)."""
-    dvc_yaml = Path(root) / "dvc.yaml"
+    # imported here: a second or so, and only a pipeline needs it. DVC's own name for its pipeline
+    # file, so the library names no repository path (tests/test_layout.py).
+    from dvc.dvcfile import PROJECT_FILE
+    from dvc.exceptions import DvcException
+    from dvc.repo import Repo
+
+    dvc_yaml = Path(root) / PROJECT_FILE
     if not dvc_yaml.is_file():
         return None
-    from dvc.exceptions import DvcException  # imported here: a second or so, and only a pipeline needs it
-    from dvc.repo import Repo
 
     try:
         with Repo(str(root), uninitialized=True) as repo:
