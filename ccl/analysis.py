@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .audit import AUDIT_METRICS, AUDIT_REASONS, AUDITED, audit_values
 from .errors import StageError
 from .inputs import read_record, read_rows
 from .jsonio import sha256_file
@@ -84,8 +85,9 @@ class Matrix:
     """One configuration on one set of tasks.
 
     task_ids: (tasks,) column labels, sorted within a split. values[m] for m in
-    ``METRICS``: (seeds, tasks) float64, NaN where the verdict held null (e.g.
-    arg_correct). strata[s] for s in ``STRATA``: (tasks,) per-task attributes.
+    ``METRICS`` (and ``AUDIT_METRICS`` when every row was judged with the post-hoc audit):
+    (seeds, tasks) float64, NaN where the verdict held null (e.g. arg_correct). strata[s]
+    for s in ``STRATA``: (tasks,) per-task attributes.
     """
 
     task_ids: tuple[str, ...]
@@ -190,6 +192,8 @@ def slim_row(row: dict) -> dict:
     """The fields the analysis uses (drops the transcript)."""
     out = {k: row.get(k) for k in ("task_id", "dataset", *STRATA)}
     out["verdict"] = {m: row["verdict"].get(m) for m in METRICS}
+    if "audit" in row:
+        out["audit"] = row["audit"]
     if "trial" in row:
         out["trial"] = row["trial"]
     return out
@@ -251,8 +255,13 @@ def _split_matrix(config: str, split: str, indexed: Mapping[str, Mapping[str, di
     runs = list(indexed)
     values = {m: np.array([[_value(indexed[r][t]["verdict"].get(m)) for t in ids] for r in runs])
               for m in METRICS}
+    audits = [[audit_values(indexed[r][t]) for t in ids] for r in runs]
+    values |= {m: np.array([[_value(a[m]) for a in per_run] for per_run in audits]) for m in AUDIT_METRICS}
     if np.isnan(values["success"]).any():
         raise ValueError(f"configuration {config}, split {split}: an episode has no success verdict")
+    if np.isnan(values[AUDITED]).any():  # judged before the audit existed: no audited outcome
+        for m in AUDIT_METRICS:
+            del values[m]
     strata = {s: tuple(indexed[runs[0]][t].get(s) for t in ids) for s in STRATA}
     for run in runs[1:]:
         for s in STRATA:
@@ -404,7 +413,8 @@ def pooled(data: ConfigData, splits: Sequence[str]) -> Matrix | None:
     if not mats:
         return None
     ids = tuple(f"{s}/{t}" for s, m in mats for t in m.task_ids)
-    values = {k: np.concatenate([m.values[k] for _, m in mats], axis=1) for k in METRICS}
+    keys = [k for k in mats[0][1].values if all(k in m.values for _, m in mats)]
+    values = {k: np.concatenate([m.values[k] for _, m in mats], axis=1) for k in keys}
     strata = {k: tuple(v for _, m in mats for v in m.strata[k]) for k in STRATA}
     return Matrix(ids, values, strata)
 
@@ -587,9 +597,11 @@ def _contrast_row(contrast: Contrast, configs: Mapping[str, ConfigData], cfg: An
     if any(n not in configs or not all(s in configs[n].splits for s in cfg.primary_splits) for n in names):
         return None
     parts = []
+    # the audit resamples with the strict family's seeds, so a contrast it leaves alone keeps its interval
+    seed_name = "success" if outcome == AUDITED else outcome
     for b in contrast.comparators:
         xa, xb = aligned_pooled(configs[contrast.a], configs[b], cfg.primary_splits, outcome)
-        part = _component(xa, xb, cfg, cell_seed(cfg.seed, "primary", outcome, f"{contrast.a}_vs_{b}"))
+        part = _component(xa, xb, cfg, cell_seed(cfg.seed, "primary", seed_name, f"{contrast.a}_vs_{b}"))
         parts.append({"b": b, **part, "seeds_b": configs[b].seeds})
     best = max(parts, key=lambda r: (r["b_success"], -r["diff"]))  # the better comparator; ties: the harder one
     same_sign = all(r["diff"] > 0 for r in parts) or all(r["diff"] < 0 for r in parts)
@@ -612,14 +624,15 @@ def primary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> dict:
     correction is always over the whole pre-registered family.
     """
     families = {}
-    for outcome in OUTCOMES:
+    for outcome in OUTCOMES + ((AUDITED,) if _audited(configs, cfg.primary_splits) else ()):
         rows = [r for c in PRIMARY_CONTRASTS if (r := _contrast_row(c, configs, cfg, outcome)) is not None]
         missing = len(PRIMARY_CONTRASTS) - len(rows)
         adjusted = holm([r["p"] for r in rows] + [1.0] * missing)
         for row, p_holm in zip(rows, adjusted):
             row["p_holm"] = round(float(p_holm), 6)
             row["significant"] = bool(p_holm <= cfg.alpha)
-        families[outcome] = {"rows": rows, "family_size": len(PRIMARY_CONTRASTS), "complete": missing == 0}
+        families[outcome] = {"rows": rows, "family_size": len(PRIMARY_CONTRASTS), "complete": missing == 0,
+                             "post_hoc": outcome == AUDITED}
     return {"splits": list(cfg.primary_splits), "alpha": cfg.alpha, **families,
             "note": (f"Pre-registered primary contrasts on strict success, pooled over {', '.join(cfg.primary_splits)}; "
                      f"a - b in percentage points of seed-averaged per-task outcomes, with an unadjusted "
@@ -628,7 +641,41 @@ def primary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> dict:
                      f"{len(PRIMARY_CONTRASTS)} contrasts (one not computed counts as p = 1). The tests treat the "
                      "trained adapters as fixed: they cover task sampling, not training-seed variance. "
                      "'success_writeup' repeats them under the write-up's definition as a secondary family with its "
-                     "own Holm correction.")}
+                     f"own Holm correction; '{AUDITED}', when present, under strict success less the post-hoc "
+                     "transcript audit's flags (ccl/audit.py), a sensitivity analysis not in the pre-registration, "
+                     "with its own Holm correction.")}
+
+
+def _audited(configs: Mapping[str, ConfigData], splits: Sequence[str]) -> bool:
+    """Every configuration's verdicts on ``splits`` carry the post-hoc audit."""
+    return all(AUDITED in data.splits[s].values for data in configs.values() for s in splits if s in data.splits)
+
+
+def audit(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> dict:
+    """The post-hoc transcript audit (ccl/audit.py), pooled over the main splits: strict and audited
+    success per configuration, and how many strict successes each audit reason flags."""
+    rows = []
+    if _audited(configs, cfg.main_splits):
+        for name, data in configs.items():
+            mat = pooled(data, cfg.main_splits)
+            if mat is None:
+                continue
+            # both with the success table's pooled seed: strict repeats that table's cell, and a
+            # configuration the audit leaves alone keeps the same interval
+            seed = cell_seed(cfg.seed, "success", name, POOLED)
+            cells = {m: _cell(*interval(mat.values[m], cfg, seed)) for m in ("success", AUDITED)}
+            flagged = {r: int(np.nansum(mat.values[f"audit_{r}"])) for r in AUDIT_REASONS}
+            rows.append({"config": name, "strict": cells["success"], "audited": cells[AUDITED],
+                         "strict_episodes": int(np.nansum(mat.success)), **flagged,
+                         "episodes": int(mat.success.size)})
+    return {"columns": ["config", "strict", "audited", "strict_episodes", *AUDIT_REASONS, "episodes"], "rows": rows,
+            "note": ("Post hoc, written after the pre-registered run's transcripts were read (ccl/audit.py): strict "
+                     "success, pooled over the main splits, before and after removing the strict successes the "
+                     "audit flags, mean and 95% CI; the reason columns count flagged strict successes (episodes "
+                     "summed over seeds; one episode may carry several reasons). raw_result_answer: the answer is "
+                     "a JSON object or array (a tool's raw result handed back); unnamed_currency: it names a "
+                     "currency code the episode never mentioned; ignores_request: a no-tool request names "
+                     "identifiers and the answer names none. Empty when the verdicts predate the audit.")}
 
 
 def _stratum_label(key: str, value: Any) -> str:
@@ -795,6 +842,7 @@ def build_summary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, inputs:
         "primary": primary(configs, cfg),
         "success_by_split": success_by_split(configs, cfg, progress),
         "leniency": leniency(configs, cfg, progress),
+        "audit": audit(configs, cfg),
         "diagnostics": diagnostics(configs, cfg, progress),
         "paired": paired(configs, cfg, progress),
         "by_family": by_stratum(configs, cfg, "family"),

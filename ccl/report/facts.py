@@ -9,6 +9,7 @@ from typing import Any
 
 from .artifacts import (POWER, REPLAY_SUMMARY, SUMMARY, SUMMARY_WITHOUT_PRIMARY, TEACHER_SUMMARY, VARIANTS_LISTING,
                         Artifacts, Missing)
+from ..audit import AUDIT_REASONS, AUDITED
 from ..vocabulary import B, BASELINES, C, STUDENT_BASE, STUDENT_FEWSHOT
 
 
@@ -63,15 +64,7 @@ def results_facts(summary: dict) -> dict[str, Any]:
 def primary_facts(summary: dict, power: dict) -> dict[str, Any]:
     """The primary contrasts as the summary states them: estimate, CI, Holm p and pre-registered MDE."""
     mdes = {r["contrast"]: r["mde"] for r in power["contrasts"]}
-    rows = []
-    for r in summary["primary"]["success"]["rows"]:
-        mde = mdes.get(r["contrast"])
-        test = "Holm p" if len(r["components"]) == 1 else "intersection-union Holm p"
-        rows.append({"contrast": r["contrast"], "a": r["a"], "vs": r["vs"], "significant": r["significant"],
-                     "observed_q": " / ".join(f"{100 * c['reverse_share']:.1f}%" for c in r["components"]),
-                     "text": (f"{r['a']} − {r['vs']} = {r['diff']:+.1f} points [{r['low']:+.1f}, {r['high']:+.1f}], "
-                              f"{test} = {r['p_holm']:.4f}"
-                              + ("" if mde is None else f" (pre-registered MDE {100 * mde:.1f} points)"))})
+    rows = [_contrast_fact(r, mdes.get(r["contrast"])) for r in summary["primary"]["success"]["rows"]]
     n = {r["n"] for r in summary["primary"]["success"]["rows"]}
     return {"rows": rows, "splits": summary["primary"]["splits"], "n": n.pop() if len(n) == 1 else power["n"],
             "complete": summary["primary"]["success"]["complete"], "family_size": power["family_size"],
@@ -80,6 +73,34 @@ def primary_facts(summary: dict, power: dict) -> dict[str, Any]:
             "mde_text": ", ".join(f"{r['contrast']} {100 * r['mde']:.1f}" if r["mde"] is not None else
                                   f"{r['contrast']} none" for r in power["contrasts"]),
             "planned_q": round(100 * power["reverse_share"], 1)}
+
+
+def _contrast_fact(r: dict, mde: float | None = None) -> dict[str, Any]:
+    """One primary contrast row as the prose states it."""
+    test = "Holm p" if len(r["components"]) == 1 else "intersection-union Holm p"
+    return {"contrast": r["contrast"], "a": r["a"], "vs": r["vs"], "significant": r["significant"],
+            "observed_q": " / ".join(f"{100 * c['reverse_share']:.1f}%" for c in r["components"]),
+            "text": (f"{r['a']} − {r['vs']} = {r['diff']:+.1f} points [{r['low']:+.1f}, {r['high']:+.1f}], "
+                     f"{test} = {r['p_holm']:.4f}"
+                     + ("" if mde is None else f" (pre-registered MDE {100 * mde:.1f} points)"))}
+
+
+def audit_facts(summary: dict) -> dict[str, Any] | None:
+    """The post-hoc transcript audit's numbers; None when the summary predates it."""
+    block = summary.get("audit")
+    family = summary.get("primary", {}).get(AUDITED)
+    if not block or not block["rows"] or not family:
+        return None
+    rows = {r["config"]: r for r in block["rows"]}
+    return {"configs": list(rows),
+            "strict_text": {c: _interval(r["strict"])["text"] for c, r in rows.items()},
+            "audited_text": {c: _interval(r["audited"])["text"] for c, r in rows.items()},
+            "strict_episodes": {c: r["strict_episodes"] for c, r in rows.items()},
+            "flagged": {c: {k: r[k] for k in AUDIT_REASONS if r[k]} for c, r in rows.items()},
+            "totals_text": ", ".join(f"{n} {k}" for k in AUDIT_REASONS
+                                     if (n := sum(r[k] for r in rows.values()))),
+            "contrasts": [_contrast_fact(r) for r in family["rows"]],
+            "n_significant": sum(r["significant"] for r in family["rows"])}
 
 
 def replay_facts(s: dict) -> dict[str, Any]:
@@ -129,6 +150,7 @@ def all_facts(art: Artifacts) -> dict[str, Any]:
                             SUMMARY_WITHOUT_PRIMARY),
         "preregistration_sha256": art.preregistration_sha256,
         "results": None if isinstance(summary, Missing) else results_facts(summary),
+        "audit": None if isinstance(summary, Missing) else audit_facts(summary),
         "replay": None if isinstance(replay, Missing) else replay_facts(replay),
         "teacher": None if isinstance(teacher, Missing) else teacher_facts(teacher),
         "variants": None if isinstance(variants, Missing) else variants,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import quote
 
+from ..audit import AUDITED
 from ..errors import StageError
 from .artifacts import (ARCHIVE, DATA_MANIFEST, LEAKAGE, POWER, REPLAY_SUMMARY, SERVE_SUMMARY, SUMMARY,
                         SUMMARY_WITHOUT_PRIMARY, TEACHER_PILOT, TEACHER_SUMMARY, TRAIN_RUNS, VARIANTS_LISTING,
@@ -131,12 +132,18 @@ def _mde_text(value: float | None) -> str:
     return "none reachable" if value is None else f"{100 * value:.1f}"
 
 
+# outcome -> (marker name, title) of the primary contrasts' table under that outcome
+PRIMARY_TABLES = {
+    "success": ("primary", "Primary contrasts (pre-registered; strict success)"),
+    "success_writeup": ("primary_writeup", "Primary contrasts under the write-up's success definition (secondary)"),
+    AUDITED: ("primary_audited", "Post hoc: primary contrasts under audited strict success (sensitivity analysis, "
+                                 "not pre-registered)"),
+}
+
+
 def primary_table(art: Artifacts, outcome: str = "success") -> Table:
     """The pre-registered primary contrasts with the MDE the design was sized for."""
-    strict = outcome == "success"
-    name = "primary" if strict else "primary_writeup"
-    title = ("Primary contrasts (pre-registered; strict success)" if strict else
-             "Primary contrasts under the write-up's success definition (secondary)")
+    name, title = PRIMARY_TABLES[outcome]
     summary, power = art.get(SUMMARY), art.get(POWER)
     for m in (summary, power):
         if isinstance(m, Missing):
@@ -145,6 +152,9 @@ def primary_table(art: Artifacts, outcome: str = "success") -> Table:
         return Table(name, title, [], [], [SUMMARY, POWER],
                      missing=f"Not available: {SUMMARY_WITHOUT_PRIMARY}")
     block = summary["primary"]
+    if outcome not in block:
+        return Table(name, title, [], [], [SUMMARY, POWER],
+                     missing=f"Not available: `{SUMMARY}` predates the transcript audit; rerun the judge and analyze stages.")
     mdes = {r["contrast"]: r["mde"] for r in power["contrasts"]}
     cols = ["contrast", "a (seeds)", "a success %", "compared with", "diff [95% CI]", "p", "p_holm",
             "MDE (pre-registered)", "tasks", "a wins / b wins"]
@@ -212,6 +222,22 @@ def paired_cells(r: dict) -> list[str]:
     """A paired test's difference [CI], raw p and Holm p (starred when significant)."""
     return [f"{signed(r['diff'])} [{signed(r['low'])}, {signed(r['high'])}]", f"{r['p']:.4f}",
             f"{r['p_holm']:.4f}" + (" *" if r["significant"] else "")]
+
+
+def audit_table(art: Artifacts) -> Table:
+    """The post-hoc transcript audit: strict and audited success, and the flagged strict successes by reason."""
+    title = "Post hoc: the transcript audit (strict successes that do not answer the user)"
+    summary = art.get(SUMMARY)
+    if isinstance(summary, Missing):
+        return missing_table("audit", title, summary)
+    block = summary.get("audit")
+    if not block or not block["rows"]:
+        return Table("audit", title, [], [], [SUMMARY],
+                     missing=f"Not available: `{SUMMARY}` predates the transcript audit; rerun the judge and analyze stages.")
+    cols = block["columns"]
+    rows = [[r["config"], fmt_cell(r["strict"]), fmt_cell(r["audited"]), *(str(r[c]) for c in cols[3:])]
+            for r in block["rows"]]
+    return Table("audit", title, cols, rows, [SUMMARY], note=block["note"])
 
 
 def leniency_table(art: Artifacts) -> Table:
@@ -404,6 +430,8 @@ def all_tables(art: Artifacts) -> dict[str, Table]:
     tables = [
         primary_table(art),
         primary_table(art, "success_writeup"),
+        primary_table(art, AUDITED),
+        audit_table(art),
         power_table(art),
         teacher_coverage_table(art),
         summary_table(art, "success_by_split", "Workflow success (%, strict) by split"),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..audit_checks import audited
 from ..errors import InputError
 from ..inputs import read_record, read_rows, split_rows
 from ..jsonio import write_json, write_jsonl
@@ -13,7 +14,8 @@ GENERATION_KEYS = ("name", "profile", "model", "backend", "adapter", "splits", "
 
 def run(name: str, data: Path, runs: Path) -> dict:
     """Judge ``runs/<name>/episodes.jsonl.gz`` against ``data/tasks``; write ``verdicts.jsonl.gz``
-    (one row per episode) and ``metrics.json`` beside it, and return the metrics."""
+    (one row per episode, with the transcript audit's reasons, ``ccl.audit``) and ``metrics.json``
+    beside it, and return the metrics."""
     folder = runs / name
     episodes, generation = folder / "episodes.jsonl.gz", folder / "generation.json"
     for path in (episodes, generation):
@@ -26,8 +28,12 @@ def run(name: str, data: Path, runs: Path) -> dict:
     tasks = {}
     for split in gen["splits"]:
         tasks.update((t["id"], t) for t in split_rows(data / "tasks", split))
-    rows = judge_rows(tasks, read_rows(episodes, "evaluate"), str(episodes))
-    write_jsonl(folder / "verdicts.jsonl.gz", rows)
+    transcripts = read_rows(episodes, "evaluate")
+    rows = judge_rows(tasks, transcripts, str(episodes))
+    # the post-hoc audit rides along in the verdict rows only: metrics.json (which the adapter
+    # cards read) keeps the pre-registered outcomes alone
+    write_jsonl(folder / "verdicts.jsonl.gz",
+                [audited(row, tasks[t["task_id"]], t["record"]) for row, t in zip(rows, transcripts)])
     result = {k: gen[k] for k in ("name", "profile", "model", "backend", "adapter")}
     result |= {**metrics(rows, gen["splits"]), "efficiency": gen["efficiency"]}
     write_json(folder / "metrics.json", result)
