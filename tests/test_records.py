@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ccl import records as R
+from ccl.audit_checks import AuditedVerdictRow
 from ccl.jsonio import dumps, read_json, read_jsonl
 from ccl.oracle import OracleState, OraclePolicy
 from ccl.runtime import STATUSES, Episode, run_episode
@@ -98,7 +99,7 @@ def test_committed_verdict_rows_and_summaries_match_the_record_types():
     summaries, generations = [], []
     for name in RUN_NAMES:
         rows = list(read_jsonl(RUNS / name / "verdicts.jsonl.gz"))
-        assert_rows_fit(rows, R.VerdictRow, name)
+        assert_rows_fit(rows, AuditedVerdictRow, name)  # the judge adds the post-hoc audit's reasons
         assert_rows_fit([r["verdict"] for r in rows], R.Verdict, name)
         summary = read_json(RUNS / name / "metrics.json")
         assert_rows_fit(list(summary["splits"].values()) + [summary["pooled_main"]], R.SplitMetrics, name)
@@ -116,6 +117,7 @@ def test_row_types_agree_with_the_vocabulary():
     # a verdict row is an episode row without its transcript, plus the verdict
     assert set(R.TRANSCRIPT_ONLY) == fields(R.EpisodeRow) - fields(R.VerdictRow)
     assert fields(R.VerdictRow) - fields(R.EpisodeRow) == {"verdict"}
+    assert fields(AuditedVerdictRow) - fields(R.VerdictRow) == {"audit"}
 
 
 def test_task_files_match_the_task_type(request):
