@@ -46,7 +46,7 @@ def audit_reasons(task: Task, record: EpisodeRecord) -> list[str]:
     answer = record["final"]
     if answer is None:
         return []
-    found = set()
+    found: set[str] = set()
     if _is_raw_result(answer):
         found.add("raw_result_answer")
     if _codes([answer]) - _codes(_episode_texts(task, record)):
