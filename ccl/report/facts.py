@@ -93,14 +93,12 @@ def audit_facts(summary: dict) -> dict[str, Any] | None:
         return None
     rows = {r["config"]: r for r in block["rows"]}
     return {"configs": list(rows),
-            "strict_text": {c: _interval(r["strict"])["text"] for c, r in rows.items()},
             "audited_text": {c: _interval(r["audited"])["text"] for c, r in rows.items()},
             "strict_episodes": {c: r["strict_episodes"] for c, r in rows.items()},
             "flagged": {c: {k: r[k] for k in AUDIT_REASONS if r[k]} for c, r in rows.items()},
             "totals_text": ", ".join(f"{n} {k}" for k in AUDIT_REASONS
                                      if (n := sum(r[k] for r in rows.values()))),
-            "contrasts": [_contrast_fact(r) for r in family["rows"]],
-            "n_significant": sum(r["significant"] for r in family["rows"])}
+            "contrasts": [_contrast_fact(r) for r in family["rows"]]}
 
 
 def replay_facts(s: dict) -> dict[str, Any]:

@@ -14,8 +14,8 @@ from urllib.parse import quote
 from ..audit import AUDITED
 from ..errors import StageError
 from .artifacts import (ARCHIVE, DATA_MANIFEST, LEAKAGE, POWER, REPLAY_SUMMARY, SERVE_SUMMARY, SUMMARY,
-                        SUMMARY_WITHOUT_PRIMARY, TEACHER_PILOT, TEACHER_SUMMARY, TRAIN_RUNS, VARIANTS_LISTING,
-                        Artifacts, Missing)
+                        SUMMARY_WITHOUT_AUDIT, SUMMARY_WITHOUT_PRIMARY, TEACHER_PILOT, TEACHER_SUMMARY, TRAIN_RUNS,
+                        VARIANTS_LISTING, Artifacts, Missing)
 
 REPLAY_PAGE = "replay.html"  # the site's failure map and decision explorer
 
@@ -154,7 +154,7 @@ def primary_table(art: Artifacts, outcome: str = "success") -> Table:
     block = summary["primary"]
     if outcome not in block:
         return Table(name, title, [], [], [SUMMARY, POWER],
-                     missing=f"Not available: `{SUMMARY}` predates the transcript audit; rerun the judge and analyze stages.")
+                     missing=f"Not available: {SUMMARY_WITHOUT_AUDIT}")
     mdes = {r["contrast"]: r["mde"] for r in power["contrasts"]}
     cols = ["contrast", "a (seeds)", "a success %", "compared with", "diff [95% CI]", "p", "p_holm",
             "MDE (pre-registered)", "tasks", "a wins / b wins"]
@@ -233,7 +233,7 @@ def audit_table(art: Artifacts) -> Table:
     block = summary.get("audit")
     if not block or not block["rows"]:
         return Table("audit", title, [], [], [SUMMARY],
-                     missing=f"Not available: `{SUMMARY}` predates the transcript audit; rerun the judge and analyze stages.")
+                     missing=f"Not available: {SUMMARY_WITHOUT_AUDIT}")
     cols = block["columns"]
     rows = [[r["config"], fmt_cell(r["strict"]), fmt_cell(r["audited"]), *(str(r[c]) for c in cols[3:])]
             for r in block["rows"]]
