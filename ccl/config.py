@@ -248,11 +248,21 @@ def _mapping(value: Any, where: str) -> dict[Any, Any]:
 
 
 def stage_with_models(params_path: str | Path, stage: str, cls: type[T],
-                      profile: str | None = None) -> tuple[T, Any, str]:
+                      profile: str | None = None) -> tuple[T, ModelsConfig, str]:
     """A model-using stage's config, the profile's ``models`` section, and the profile name."""
-    from .models.registry import ModelsConfig
-
     params = load_params(params_path)
     cfg, profile = stage_config(params, stage, cls, profile, where=str(params_path))
     models, _ = stage_config(params, "models", ModelsConfig, profile, where=str(params_path))
     return cfg, models, profile
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelsConfig:
+    """Which registered models a profile uses (params.yaml ``models``). Defaults: the paper's models;
+    params.yaml's ``paper`` profile moves the student to MLX (Apple silicon, as the write-up ran it) and
+    ``paper-cuda`` the teacher to its bf16 checkpoint on torch."""
+
+    student: str = "qwen2.5-0.5b-instruct"
+    student_backend: str = "torch"  # torch | mlx: the student, trained runs and training
+    teacher: str = "qwen3.5-4b-mlx-4bit"
+    teacher_backend: str = "mlx"

@@ -2,7 +2,7 @@
 
 Each stage's error type (a bad config, a missing input, an unknown model, a training run
 that cannot resume, ...) derives from ``StageError``, so the one error boundary
-(``ccl.boundary.run_stage``) prints its message without a traceback and exits with
+(``ccl.artifacts.boundary.run_stage``) prints its message without a traceback and exits with
 ``exit_code``. Dependency-free, so deriving from it adds nothing to a stage's dependencies.
 """
 from __future__ import annotations

@@ -1,16 +1,16 @@
 """What flows between the stages, defined once: the vocabularies of an episode (status, call
 outcome, end reason) and the shape of every record and row the pipeline writes.
 
-    task            a line of data/v1/tasks/<split>.jsonl (ccl.tasks.generate_task, ccl.datasets)
-    episode record  ccl.runtime.Episode.record(): the whole transcript, what the validator reads
-    verdict         ccl.validate.validate(): both success definitions, their reasons, the diagnostics
-    episode row     a line of results/runs/<name>/episodes.jsonl.gz (ccl.evaluation.transcript_row)
-    verdict row     a line of results/runs/<name>/verdicts.jsonl.gz (ccl.judging.verdict_row)
+    task            a line of data/v1/tasks/<split>.jsonl (ccl.world.tasks.generate_task, ccl.data.datasets)
+    episode record  ccl.episode.runtime.Episode.record(): the whole transcript, what the validator reads
+    verdict         ccl.judge.validate.validate(): both success definitions, their reasons, the diagnostics
+    episode row     a line of results/runs/<name>/episodes.jsonl.gz (ccl.episode.evaluation.transcript_row)
+    verdict row     a line of results/runs/<name>/verdicts.jsonl.gz (ccl.judge.judging.verdict_row)
     run summary     results/runs/<name>/metrics.json (the judge stage)
 
 Records stay plain JSON dicts (``TypedDict``), so every artifact keeps its bytes. The
 enums are ``StrEnum``: a member *is* its string, compares and hashes equal to it and is
-written by ``json.dumps`` (and so ``ccl.jsonio.dumps``) as its value; rows read back from
+written by ``json.dumps`` (and so ``ccl.artifacts.jsonio.dumps``) as its value; rows read back from
 disk hold plain strings, which compare equal to the members. Never ``repr()`` a member
 into an artifact (``repr(Status.DONE)`` is ``<Status.DONE: 'done'>``): use its value.
 
@@ -45,10 +45,10 @@ class CallOutcome(enum.StrEnum):
     """
 
     OK = "ok"  # the tool ran and returned a result
-    # raised by a tool (ccl.tools via toolkit.ToolError)
+    # raised by a tool (ccl.world.tools via toolkit.ToolError)
     NOT_FOUND = "not_found"  # no such entity: the world answered "no"
     INVALID_ARGUMENT = "invalid_argument"  # the tool rejected a schema-valid value
-    # refused by the runtime before the tool ran (ccl.runtime.Episode._dispatch)
+    # refused by the runtime before the tool ran (ccl.episode.runtime.Episode._dispatch)
     TOO_MANY_CALLS_IN_TURN = "too_many_calls_in_turn"  # over Limits.max_calls_per_turn; not run
     CALL_BUDGET_EXHAUSTED = "call_budget_exhausted"  # over Limits.max_calls_total; ends the episode
     UNKNOWN_TOOL = "unknown_tool"  # the name is not in the task's catalogue
@@ -92,7 +92,7 @@ class Approval(enum.StrEnum):
 
 
 class DecisionKind(enum.StrEnum):
-    """What a decision point of the golden replay set asks of the model (ccl.replay), one per
+    """What a decision point of the golden replay set asks of the model (ccl.replay.decisions), one per
     decision, the first that applies in this order."""
 
     RECOVERY_TIMEOUT = "recovery_timeout"  # after a call timed out: retry it
@@ -107,7 +107,7 @@ class DecisionKind(enum.StrEnum):
 
 
 class ReplayVerdict(enum.StrEnum):
-    """The grade of one model action at a decision point (ccl.replay.grade): exactly one each."""
+    """The grade of one model action at a decision point (ccl.replay.decisions.grade): exactly one each."""
 
     PASS = "pass"
     MALFORMED = "malformed"  # the runtime's parser found no action
@@ -124,12 +124,12 @@ class ReplayVerdict(enum.StrEnum):
 
 # ---------------------------------------------------------------- task
 class GoldArg(TypedDict):
-    """How one argument of a gold call is matched (ccl.matching), and where its value comes from."""
+    """How one argument of a gold call is matched (ccl.judge.matching), and where its value comes from."""
 
     rule: str  # matching rule (exact, keyword, number, ...)
     value: Any  # what a correct call must send
     say: NotRequired[Any]  # what the oracle sends when it differs from ``value``
-    ref: NotRequired[list]  # path into an earlier node's observed result (ccl.tasks.resolve)
+    ref: NotRequired[list]  # path into an earlier node's observed result (ccl.world.tasks.resolve)
     refs: NotRequired[list[list]]  # several such paths (a list-valued argument)
 
 
@@ -164,7 +164,7 @@ class ExpectedEffect(TypedDict):
 
 
 class Aliases(TypedDict):
-    """A renamed catalogue's surface names (ccl.aliases.draw_aliases)."""
+    """A renamed catalogue's surface names (ccl.world.aliases.draw_aliases)."""
 
     tools: dict[str, str]  # canonical tool -> surface name
     params: dict[str, dict[str, str]]  # canonical tool -> canonical parameter -> surface name
@@ -179,7 +179,7 @@ class AnswerTemplate(TypedDict):
 
 class Task(TypedDict):
     """One task: everything the runtime, the oracle and the validator need, as plain JSON
-    (ccl.tasks.generate_task; a split file adds ``dataset`` and, for evaluation, ``graph_seen``)."""
+    (ccl.world.tasks.generate_task; a split file adds ``dataset`` and, for evaluation, ``graph_seen``)."""
 
     id: str  # <template>:<pool>:<seed>[:<rename>][:k<distractors>]
     template: str
@@ -197,13 +197,13 @@ class Task(TypedDict):
     aliases: Aliases | None
     approvals: dict[str, Approval]  # tool -> the user's scripted decision
     faults: list[Fault]
-    world: dict[str, Any]  # the initial world state (ccl.world.empty_state's buckets)
+    world: dict[str, Any]  # the initial world state (ccl.world.state.empty_state's buckets)
     gold: Gold
     expected_status: Status
     required_facts: list[list[str]]  # each fact: accepted spellings, one must be in the answer
     expected_side_effects: list[ExpectedEffect]
     answer: AnswerTemplate
-    graph_signature: str  # value-free description of the gold graph (ccl.tasks.graph_signature)
+    graph_signature: str  # value-free description of the gold graph (ccl.world.tasks.graph_signature)
     dataset: NotRequired[str]  # the split file holding it (train_pool, eval_id, ...)
     graph_seen: NotRequired[bool]  # evaluation splits: its graph signature occurs in train_pool
 
@@ -222,7 +222,7 @@ class CallSpec(TypedDict):
 
 
 class ActionRecord(TypedDict):
-    """A parsed action (``ccl.runtime.Action`` as a dict): calls, or a final answer and status."""
+    """A parsed action (``ccl.episode.runtime.Action`` as a dict): calls, or a final answer and status."""
 
     calls: list[CallSpec] | None
     final: str | None
@@ -306,7 +306,7 @@ class Diagnostics(TypedDict):
 
 
 class Verdict(Diagnostics):
-    """The validator's judgement of one episode (``ccl.validate.validate``)."""
+    """The validator's judgement of one episode (``ccl.judge.validate.validate``)."""
 
     success: bool  # the strict definition, the study's primary outcome
     success_writeup: bool  # the reference write-up's definition
@@ -316,7 +316,7 @@ class Verdict(Diagnostics):
 
 # ---------------------------------------------------------------- rows
 class Strata(TypedDict):
-    """The task attributes results are broken down by (ccl.evaluation.strata)."""
+    """The task attributes results are broken down by (ccl.episode.evaluation.strata)."""
 
     template: str
     family: str
@@ -388,7 +388,7 @@ class EngineRecord(TypedDict):
 
 
 class Efficiency(TypedDict):
-    """Cost of the evaluation run (ccl.evaluation.efficiency)."""
+    """Cost of the evaluation run (ccl.episode.evaluation.efficiency)."""
 
     peak_mem_gb: float
     wall_s: float

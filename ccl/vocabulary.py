@@ -28,7 +28,7 @@ DIAGNOSTICS = ("tool_selection", "arg_correct", "dependency_safe", "strict_schem
 # The two success definitions: ``success`` (strict, the primary outcome) and the write-up's.
 OUTCOMES = ("success", "success_writeup")
 
-# The SFT training sets, in the order ccl.variants builds and lists them (variants.json).
+# The SFT training sets, in the order ccl.data.variants builds and lists them (variants.json).
 VARIANTS = ("B", "C", "C_matched", "C_25", "C_50", "C_full", "Dmix", "Dseq")
 B, C, C_MATCHED, C_25, C_50, C_FULL, DMIX, DSEQ = VARIANTS
 # The four arms (B teacher, C oracle, D mixed and sequential) and the ablations (C on B's

@@ -3,7 +3,7 @@
     python -m scripts.accept_teacher
 
 Judges every transcript of both passes (data/v1/teacher/pass{1,2}.jsonl.gz) with the strict
-validator and the cleanliness rules of ccl.acceptance. Writes acceptance.jsonl (per episode:
+validator and the cleanliness rules of ccl.data.acceptance. Writes acceptance.jsonl (per episode:
 task, pass, accepted, rejection reasons, whether the write-up's definition would have
 accepted it, and the verdict), summary.json (per pass: episodes, acceptance, rejection
 reasons, tokens, wall clock; accepted episodes by family) and manifest.json over the folder.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ccl.boundary import run_stage
+from ccl.artifacts.boundary import run_stage
 from ccl.stages import accept_teacher
 
 from .cli import stage_parser

@@ -13,23 +13,23 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ccl.jsonio import dumps
+from ccl.artifacts.jsonio import dumps
+from ccl.episode.prompt import system_prompt
+from ccl.episode.runtime import Episode, fresh_memory, scripted_approver, terminal_approver
+from ccl.judge.validate import validate
 from ccl.models.registry import ModelError
 from ccl.policy.load import BACKENDS, load_policy
-from ccl.prompt import system_prompt
-from ccl.runtime import Episode, scripted_approver, terminal_approver
-from ccl.tasks import POOLS, TEMPLATES, TaskError, generate_task
-from ccl.validate import validate
+from ccl.world.tasks import POOLS, TEMPLATES, TaskError, generate_task
 
 from .model_store import model_store
 
 
-def print_turn(ep: Episode) -> None:
-    """Print the messages added since the last call (assistant turn and its results)."""
-    start = ep.printed
-    for m in ep.messages[start:]:
+def print_turn(ep: Episode, shown: int) -> int:
+    """Print the messages after the first ``shown`` (the last assistant turn and its results);
+    returns how many are shown now."""
+    for m in ep.messages[shown:]:
         print(f"\n[{m['role']}]\n{m['content']}")
-    ep.printed = len(ep.messages)
+    return len(ep.messages)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,10 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"\n[system] {len(system.splitlines())} lines: the tools and rules (--show-system prints them)")
     print(f"\n[user]\n{task['request']}")
-    ep = Episode(task, approver, system=system)
+    ep, memory = Episode(task, approver, system=system), fresh_memory(policy)
+    shown = 2  # the system prompt and the request are already shown
     while not ep.done:
-        ep.step(policy.act(ep))
-        print_turn(ep)
+        ep.step(policy.act(ep, memory))
+        shown = print_turn(ep, shown)
     verdict = {"task_id": task["id"], **validate(task, ep.record())}
     differ = [f"{tool}: you {'approved' if said else 'denied'}, the script {'approves' if script else 'denies'}"
               for tool, said, script in answers if said != script]

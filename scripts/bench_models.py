@@ -13,11 +13,11 @@ import time
 
 import torch
 
+from ccl.episode.runtime import Episode
 from ccl.models.weights import model_dir, package_file
 from ccl.policy.base import GenConfig
 from ccl.policy.torch_backend import TorchBackend
-from ccl.runtime import Episode
-from ccl.tasks import generate_task
+from ccl.world.tasks import generate_task
 
 from .model_store import model_store
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from ccl.oracle import OraclePolicy
-from ccl.runtime import run_episode
-from ccl.tasks import TEMPLATES, generate_task
-from ccl.validate import validate
+from ccl.episode.oracle import OraclePolicy
+from ccl.episode.runtime import run_episode
+from ccl.judge.validate import validate
+from ccl.world.tasks import TEMPLATES, generate_task
 
 
 def specs(n: int) -> list[tuple[str, int, str]]:

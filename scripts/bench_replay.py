@@ -16,13 +16,13 @@ import time
 
 import torch
 
-from ccl.judging import verdict_row
+from ccl.episode.prompt import system_prompt
+from ccl.episode.rollout import rollout
+from ccl.judge.judging import verdict_row
 from ccl.policy.base import GenConfig, ModelPolicy
 from ccl.policy.load import load_backend
-from ccl.prompt import system_prompt
-from ccl.replay import answer_decisions, decisions
-from ccl.replay_grading import grade_rows
-from ccl.rollout import rollout
+from ccl.replay.decisions import answer_decisions, decisions
+from ccl.replay.grading import grade_rows
 from ccl.stages.evaluate import plan
 from ccl.vocabulary import STUDENT_BASE, STUDENT_FEWSHOT
 
@@ -50,7 +50,7 @@ def main() -> None:
     policy = ModelPolicy(backend, gen)
     t0 = time.perf_counter()
     episodes = [verdict_row(task, {"task_id": task["id"], "record": ep.record()})
-                for task, ep, _ in rollout(tasks, policy, bs, fewshot=fewshot)]
+                for task, ep, _, _ in rollout(tasks, policy, bs, fewshot=fewshot)]
     t_ep = time.perf_counter() - t0
 
     policy = ModelPolicy(backend, gen)

@@ -26,10 +26,10 @@ from pathlib import Path
 
 import torch
 
-from ccl.judging import verdict_row
+from ccl.episode.rollout import rollout
+from ccl.judge.judging import verdict_row
 from ccl.policy.base import GenConfig, ModelPolicy
 from ccl.policy.load import load_backend
-from ccl.rollout import rollout
 from ccl.stages.evaluate import plan
 from ccl.vocabulary import STUDENT_BASE, STUDENT_FEWSHOT
 
@@ -47,7 +47,7 @@ class NaivePolicy:
         self.b, self.gen = backend, gen
 
     @torch.inference_mode()
-    def act(self, ep) -> str:
+    def act(self, ep, memory=None) -> str:
         ids = self.b.tok(self.b.render(ep.messages), return_tensors="pt", add_special_tokens=False)
         out = self.b.model.generate(**ids, max_new_tokens=self.gen.max_new_tokens, do_sample=False,
                                     pad_token_id=self.b.pad_id)
@@ -57,7 +57,7 @@ class NaivePolicy:
 def run_engine(tasks, policy, batch_size: int, fewshot: bool) -> tuple[float, dict]:
     """Seconds and {task id: (message contents, strict success)}."""
     t0 = time.perf_counter()
-    eps = [(task, ep) for task, ep, _ in rollout(tasks, policy, batch_size, fewshot=fewshot)]
+    eps = [(task, ep) for task, ep, _, _ in rollout(tasks, policy, batch_size, fewshot=fewshot)]
     dt = time.perf_counter() - t0
     return dt, {t["id"]: outcome(t, ep) for t, ep in eps}
 

@@ -20,8 +20,9 @@ import time
 
 import numpy as np
 
-from ccl.analysis import AnalyzeConfig, RunInput, build_configs, build_summary
-from ccl.jsonio import dumps
+from ccl.analysis.runs import AnalyzeConfig, RunInput, build_configs
+from ccl.analysis.summary import build_summary
+from ccl.artifacts.jsonio import dumps
 from ccl.stats import hierarchical_bootstrap, holm, paired_difference, task_bootstrap
 from ccl.vocabulary import ABLATIONS, BASELINES, MAIN_VARIANTS, Run
 

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import torch
 
+from ccl.artifacts.jsonio import read_jsonl
 from ccl.config import load_params, stage_config
-from ccl.jsonio import read_jsonl
 from ccl.models.weights import model_dir
 from ccl.train import torch_trainer as T
 from ccl.train.recipe import TrainRecipe, adapted_layers, learning_rate

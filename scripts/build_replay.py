@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ccl.boundary import run_stage
+from ccl.artifacts.boundary import run_stage
 from ccl.stages import build_replay
 
 from .cli import stage_parser

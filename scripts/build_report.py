@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ccl.boundary import run_stage
+from ccl.artifacts.boundary import run_stage
 from ccl.stages import build_report
 
 from .layout import ROOT

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ccl.boundary import run_stage
+from ccl.artifacts.boundary import run_stage
 from ccl.stages import distill_pass2
 
 from .cli import stage_parser

@@ -12,8 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ccl import dvc_views
-from ccl.boundary import run_stage
+from ccl.artifacts import dvc_views
+from ccl.artifacts.boundary import run_stage
 
 from .layout import RESULTS, TRAIN_RUNS
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ccl.boundary import run_stage
+from ccl.artifacts.boundary import run_stage
 from ccl.stages import evaluate
 from ccl.vocabulary import BASELINES
 

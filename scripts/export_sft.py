@@ -3,15 +3,15 @@
     python -m scripts.export_sft           # data/v1/variants, data/v1/sft/oracle_val.jsonl -> data/v1/export
 
 Writes data/v1/export/<variant>/{train,valid}.jsonl and the dataset card README.md. Every row is
-converted back and must give the study's training messages exactly (ccl/sft_export.py).
+converted back and must give the study's training messages exactly (ccl/data/sft_export.py).
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from ccl import sft_export
-from ccl.boundary import run_stage
+from ccl.artifacts.boundary import run_stage
+from ccl.data import sft_export
 
 from .cli import stage_parser
 

@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ccl.boundary import run_stage
+from ccl.artifacts.boundary import run_stage
 from ccl.stages import export_web
 
 from .layout import DVC_YAML, PARAMS, ROOT

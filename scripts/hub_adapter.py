@@ -12,9 +12,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ccl.adapter_card import write_hub_folder
-from ccl.boundary import run_stage
-from ccl.jsonio import read_json
+from ccl.artifacts.boundary import run_stage
+from ccl.artifacts.jsonio import read_json
+from ccl.models.adapter_card import write_hub_folder
 from ccl.vocabulary import RUNS
 
 from .cli import stage_parser

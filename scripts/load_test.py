@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ccl.config import load_params, stage_config
-from ccl.models.registry import ModelsConfig
+from ccl.config import ModelsConfig, load_params, stage_config
 from ccl.policy.base import GenConfig
-from ccl.serve import load_app, serve_in_thread
+from ccl.serve.app import load_app
+from ccl.serve.http import serve_in_thread
 
 from .layout import DATA, PARAMS, SITE
 from .model_store import model_store

@@ -8,7 +8,6 @@ from ccl.models.registry import ModelStore, load_registry, local_path_variable
 
 from .layout import MODEL_REGISTRY, ROOT
 
-
 TRUE = {"1", "ON", "YES", "TRUE"}  # as the hub client reads its boolean variables
 OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")  # either one keeps the hub client offline
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ccl.boundary import run_stage
-from ccl.jsonio import write_json
+from ccl.artifacts.boundary import run_stage
+from ccl.artifacts.jsonio import write_json
 from ccl.stages import power
 
 from .cli import stage_parser

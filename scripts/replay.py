@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ccl.boundary import run_stage
+from ccl.artifacts.boundary import run_stage
 from ccl.stages import evaluate, replay
 
 from .cli import stage_parser

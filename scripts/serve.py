@@ -11,7 +11,7 @@ an OpenAI client at http://127.0.0.1:8765/v1 (``tools=`` gives ``tool_calls``; `
 With --fallback, model "chain" tries the student first and falls back to the second model on a
 malformed action, a context overflow, a timeout or an error. Endpoints: GET /v1/models,
 POST /v1/chat/completions, GET /api/health, GET /api/tasks?split=eval_id, GET /api/requests,
-POST /api/episode (newline-delimited JSON events); see ccl/serve.py. The server never listens
+POST /api/episode (newline-delimited JSON events); see ccl/serve/app.py. The server never listens
 beyond this machine.
 """
 from __future__ import annotations
@@ -19,11 +19,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ccl.config import ConfigError, load_params, stage_config
-from ccl.models.registry import ModelError, ModelsConfig
+from ccl.config import ConfigError, ModelsConfig, load_params, stage_config
+from ccl.models.registry import ModelError
 from ccl.policy.base import GenConfig
 from ccl.policy.load import BACKENDS
-from ccl.serve import HOST, MAX_TOKENS_CAP, load_app, make_server
+from ccl.serve.app import HOST, MAX_TOKENS_CAP, load_app
+from ccl.serve.http import make_server
 
 from .cli import stage_parser
 from .layout import SITE

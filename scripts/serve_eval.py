@@ -17,11 +17,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from ccl.boundary import run_stage
+from ccl.artifacts.boundary import run_stage
+from ccl.artifacts.inputs import split_rows
 from ccl.config import stage_with_models
-from ccl.inputs import split_rows
-from ccl.serve import load_app
-from ccl.serve_eval import SETUPS, ServeEvalConfig, measure, write
+from ccl.serve.app import load_app
+from ccl.serve.evaluation import SETUPS, ServeEvalConfig, measure, write
 
 from .cli import stage_parser
 from .layout import RESULTS, TRAIN_RUNS

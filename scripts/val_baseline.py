@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from ccl.boundary import run_stage
+from ccl.artifacts.boundary import run_stage
 from ccl.stages import val_baseline
 
 from .cli import stage_parser

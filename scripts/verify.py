@@ -8,7 +8,7 @@
 Exit status 0 when everything matches; 1 with one line per file that differs, is
 missing, or is present but listed in no manifest. With --compare: 0 when the retrained
 adapter is byte-identical (same CPU kernel path) or within the stated tolerance of the
-published one (ccl/adapter_check.py), 1 when it differs.
+published one (ccl/models/adapter_check.py), 1 when it differs.
 """
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from ccl import adapter_check
-from ccl.dvc_lock import prune_stale, stale_stages
+from ccl.artifacts.dvc_lock import prune_stale, stale_stages
+from ccl.artifacts.verification import verify_tree
 from ccl.errors import InputError
-from ccl.verification import verify_tree
+from ccl.models import adapter_check
 
 from .layout import DATA, ROOT, TRAIN_RUNS
 

@@ -1,4 +1,4 @@
-"""Hub-ready adapter folders (ccl/adapter_card.py): the base named by its Hub id, a card written from the
+"""Hub-ready adapter folders (ccl/models/adapter_card.py): the base named by its Hub id, a card written from the
 run's artifacts, and a folder that ``AutoPeftModelForCausalLM`` loads."""
 from __future__ import annotations
 
@@ -7,16 +7,15 @@ import shutil
 
 import pytest
 import torch
+from tiny_models import save_tiny
 
-from ccl.adapter_card import hub_base, write_hub_folder
+from ccl.artifacts.jsonio import sha256_file, write_json
 from ccl.errors import InputError
-from ccl.jsonio import sha256_file, write_json
-from ccl.models.registry import ModelSpec
+from ccl.models.adapter_card import hub_base, write_hub_folder
+from ccl.models.registry import ModelSpec, load_registry
 from ccl.models.weights import model_dir
 from scripts.layout import MODEL_REGISTRY
 from scripts.model_store import model_store
-from ccl.models.registry import load_registry
-from tiny_models import save_tiny
 
 REV = "0123456789abcdef0123456789abcdef01234567"
 TINY = ModelSpec(name="tiny-qwen2", source="hub", repo="ccl-test/tiny-qwen2", revision=REV, license="apache-2.0")

@@ -1,4 +1,4 @@
-"""A retrained run against the published one (ccl/adapter_check.py, verify.py --compare)."""
+"""A retrained run against the published one (ccl/models/adapter_check.py, verify.py --compare)."""
 from __future__ import annotations
 
 import subprocess
@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ccl.adapter_check import TOLERANCE, compare, describe
+from ccl.artifacts.jsonio import write_json, write_jsonl
 from ccl.errors import InputError
-from ccl.jsonio import write_json, write_jsonl
+from ccl.models.adapter_check import TOLERANCE, compare, describe
 
 ROOT = Path(__file__).resolve().parents[1]
 

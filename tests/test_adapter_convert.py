@@ -1,4 +1,4 @@
-"""LoRA adapters between PEFT and mlx-lm (ccl/adapter_convert.py): the same numbers, the same function."""
+"""LoRA adapters between PEFT and mlx-lm (ccl/models/adapter_convert.py): the same numbers, the same function."""
 from __future__ import annotations
 
 import json
@@ -6,11 +6,11 @@ import json
 import numpy as np
 import pytest
 import torch
+from tiny_models import save_tiny
 
-from ccl.adapter_convert import mlx_to_peft, peft_to_mlx
+from ccl.models.adapter_convert import mlx_to_peft, peft_to_mlx
 from ccl.models.weights import model_dir
 from scripts.model_store import model_store
-from tiny_models import save_tiny
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,33 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ccl.analysis import (COMPARISONS, AlignmentError, AnalyzeConfig, ConfigData, Matrix, RunInput, _ratio_bootstrap,
-                          aligned, build_configs, build_summary, by_stratum, catalogue_ablation, cell_seed,
-                          diagnostics, efficiency, group_runs, leniency, parse_run_name, pass_k, post_hoc_unseen,
-                          success_by_split)
-from ccl.analysis import paired as paired_table
-from ccl.jsonio import dumps, sha256_file, write_json, write_jsonl
+from ccl.analysis.contrasts import aligned
+from ccl.analysis.contrasts import paired as paired_table
+from ccl.analysis.intervals import _ratio_bootstrap
+from ccl.analysis.runs import (
+    AlignmentError,
+    AnalyzeConfig,
+    ConfigData,
+    Matrix,
+    RunInput,
+    build_configs,
+    cell_seed,
+    group_runs,
+)
+from ccl.analysis.summary import build_summary
+from ccl.analysis.tables import (
+    by_stratum,
+    catalogue_ablation,
+    diagnostics,
+    efficiency,
+    leniency,
+    pass_k,
+    post_hoc_unseen,
+    success_by_split,
+)
+from ccl.artifacts.jsonio import dumps, sha256_file, write_json, write_jsonl
 from ccl.stats import hierarchical_bootstrap, holm, paired_difference, task_bootstrap
+from ccl.vocabulary import COMPARISONS, parse_run_name
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = AnalyzeConfig(n_resamples=200, n_flips=300)
@@ -370,7 +390,7 @@ def test_leniency_table_reports_both_definitions_and_the_paired_gap():
 # ---------------------------------------------------------------- primary contrasts
 
 def test_primary_contrasts_pool_primary_splits_and_use_an_intersection_union_test():
-    from ccl.analysis import primary
+    from ccl.analysis.contrasts import primary
 
     cfg = AnalyzeConfig(n_resamples=200, n_flips=300, primary_splits=("eval_id", "eval_renamed"))
     six = {"eval_id": [1, 1, 1, 0], "eval_renamed": [1, 0], "eval_ood": [1, 1]}
@@ -405,7 +425,7 @@ def test_primary_contrasts_pool_primary_splits_and_use_an_intersection_union_tes
 
 
 def test_primary_contrasts_skip_what_was_not_evaluated_and_holm_still_counts_three():
-    from ccl.analysis import primary
+    from ccl.analysis.contrasts import primary
 
     table = primary(configs_of(BASIC), AnalyzeConfig(n_resamples=50, n_flips=50, primary_splits=("eval_id",)))
     assert table["success"]["rows"] == [] and not table["success"]["complete"]
@@ -416,7 +436,7 @@ def test_primary_contrasts_skip_what_was_not_evaluated_and_holm_still_counts_thr
 
 
 def test_an_intersection_union_contrast_with_opposite_signs_is_never_significant():
-    from ccl.analysis import primary
+    from ccl.analysis.contrasts import primary
 
     cfg = AnalyzeConfig(n_resamples=50, n_flips=50, primary_splits=("eval_id",))
     ones, zeros = [1] * 8, [0] * 8

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from ccl.analysis import AnalyzeConfig, audit, primary
-from ccl.audit import AUDIT_METRICS, AUDITED, audit_values
-from ccl.audit_checks import audit_reasons, audited
+from ccl.analysis.contrasts import audit, primary
+from ccl.analysis.runs import AnalyzeConfig
+from ccl.judge.audit import AUDIT_METRICS, AUDITED, audit_values
+from ccl.judge.audit_checks import audit_reasons, audited
 from tests.test_analysis import configs_of, row, run
 
 LOOKUP = {"nodes": [{"id": "n0", "tool": "get_fx_rate"}]}

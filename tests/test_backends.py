@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 import torch
 
+from ccl.artifacts.jsonio import read_jsonl
+from ccl.artifacts.resume import ChunkLog
 from ccl.config import stage_with_models
-from ccl.evaluate_config import EvaluateConfig
-from ccl.evaluation import fingerprint
-from ccl.jsonio import read_jsonl
+from ccl.episode.evaluate_config import EvaluateConfig
+from ccl.episode.evaluation import fingerprint
 from ccl.policy.base import GenConfig
 from ccl.policy.load import load_backend
 from scripts.model_store import model_store
-from ccl.resume import ChunkLog
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "smollm2-135m-instruct"

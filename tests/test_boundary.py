@@ -29,7 +29,7 @@ FAULTS = [(errno.ENOSPC, "No space left on device", "free disk space"),
 
 
 def run(name: str, argv: list[str], capsys) -> tuple[int, list[str]]:
-    from ccl.boundary import run_stage
+    from ccl.artifacts.boundary import run_stage
     module = stage(name)
     code = run_stage(name, module.main, argv)
     return code, capsys.readouterr().err.strip().splitlines()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ccl import chat
+from ccl.episode import chat
 
 MESSAGES = [{"role": "system", "content": "Answer with JSON."}, {"role": "user", "content": "Weather in Oslo?"}]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ccl.analysis import AnalyzeConfig
+from ccl.analysis.runs import AnalyzeConfig
 from ccl.config import ConfigError, load_params, stage_config
-from ccl.evaluate_config import EvaluateConfig
+from ccl.episode.evaluate_config import EvaluateConfig
 from ccl.train.recipe import StabilityRule, TrainRecipe
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,11 +3,11 @@ outputs equal to the lock-step engine's with the embedded model, through slot re
 relayouts and shrinking."""
 import pytest
 
+from ccl.episode.rollout import rollout
+from ccl.episode.runtime import Episode
 from ccl.policy.base import GenConfig, ModelPolicy
 from ccl.policy.load import load_backend
 from ccl.policy.torch_continuous import ContinuousDecoder, buckets
-from ccl.rollout import rollout
-from ccl.runtime import Episode
 from scripts.model_store import model_store
 
 MODEL = "smollm2-135m-instruct"
@@ -101,13 +101,13 @@ def test_headroom_must_leave_room_for_a_token(backend):
 
 
 def test_rollout_transcripts_equal_the_lockstep_schedule(backend, smoke_data):
-    from ccl.jsonio import read_jsonl
+    from ccl.artifacts.jsonio import read_jsonl
     tasks = list(read_jsonl(smoke_data / "eval_id.jsonl"))[:6]
     gen = GenConfig(max_new_tokens=48)
     got = {}
     for cont in (False, True):
         policy = ModelPolicy(backend, gen, continuous=cont)
-        eps: dict[str, Episode] = {t["id"]: ep for t, ep, _ in rollout(tasks, policy, batch_size=4)}
+        eps: dict[str, Episode] = {t["id"]: ep for t, ep, _, _ in rollout(tasks, policy, batch_size=4)}
         got[cont] = {k: ep.messages for k, ep in eps.items()}, policy.stats.new_tokens, policy.stats.prompt_tokens
         assert (policy.stats.engine is not None) == cont
     assert got[True] == got[False]  # transcripts and token counts
@@ -116,17 +116,18 @@ def test_rollout_transcripts_equal_the_lockstep_schedule(backend, smoke_data):
 def test_the_fewshot_head_is_prefilled_once(backend, smoke_data):
     """A+ prompts share the static head plus the worked examples: the backend prefills that
     text once and each fresh episode's first turn prefills only its own date, role and tools."""
-    from ccl.jsonio import read_jsonl
-    from ccl.prompt import system_prompt
-    from ccl.prompt_head import FEWSHOT, STATIC_HEAD
+    from ccl.artifacts.jsonio import read_jsonl
+    from ccl.episode.prompt import system_prompt
+    from ccl.episode.prompt_head import FEWSHOT, STATIC_HEAD
     tasks = list(read_jsonl(smoke_data / "eval_id.jsonl"))[:3]
     policy = ModelPolicy(backend, GenConfig(max_new_tokens=4), continuous=False)
     eps = [Episode(t, system=system_prompt(t, fewshot=True)) for t in tasks]
-    prompts = [policy._prompt(ep) for ep in eps]
-    heads = {ep.backend_state["prefix"] for ep in eps}
+    memories = [policy.memory() for _ in eps]
+    prompts = [policy._prompt(ep, m) for ep, m in zip(eps, memories)]
+    heads = {m.backend["prefix"] for m in memories}
     assert len(heads) == 1 and next(iter(heads)).endswith(STATIC_HEAD + FEWSHOT)
     head = heads.pop()
-    outs = backend.generate([ep.backend_state for ep in eps], prompts, policy.gen, [0, 1, 2])
+    outs = backend.generate([m.backend for m in memories], prompts, policy.gen, [0, 1, 2])
     assert head in backend._prefixes
     for p, o in zip(prompts, outs):
         assert p.startswith(head)

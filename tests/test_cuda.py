@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tiny_models import ARCHS, save_tiny
 
 from ccl.models.weights import model_dir
 from ccl.policy.base import GenConfig
 from ccl.policy.torch_backend import TorchBackend
 from scripts.model_store import model_store
-from tiny_models import ARCHS, save_tiny
 
 pytestmark = [pytest.mark.cuda,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: run on a GPU machine")]
@@ -53,10 +53,11 @@ def test_bf16_decoder_follows_the_models_own_logits(tiny_folder):
 
 def test_training_step_resumes_exactly_on_cuda(tmp_path):
     import test_train
+
     from ccl.train.run import Run, train_run
     folder = save_tiny(tmp_path / "m", "qwen2", model_dir(model_store(), "smollm2-135m-instruct"))
     data = tmp_path / "data"
-    from ccl.jsonio import write_jsonl
+    from ccl.artifacts.jsonio import write_jsonl
     write_jsonl(data / "variants" / "C.jsonl", test_train.oracle_rows(["sel_weather", "par_fx"], range(3)))
     write_jsonl(data / "sft" / "oracle_val.jsonl", test_train.oracle_rows(["sel_fx"], range(2)))
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ccl.artifacts.jsonio import file_digest
+from ccl.artifacts.manifest import write_manifest
+from ccl.artifacts.verification import verify_tree
 from ccl.config import ConfigError, stage_config
-from ccl.datasets import PAPER_COMPOSITION, BuildDatasetsConfig, build_all, family_counts, scale_composition
-from ccl.jsonio import file_digest
-from ccl.manifest import write_manifest
-from ccl.verification import verify_tree
-from ccl.tools import HELD_OUT_TOOLS
+from ccl.data.datasets import PAPER_COMPOSITION, BuildDatasetsConfig, build_all, family_counts, scale_composition
+from ccl.world.tools import HELD_OUT_TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
 

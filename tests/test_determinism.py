@@ -8,10 +8,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = """
 import hashlib
-from ccl.jsonio import dumps
-from ccl.oracle import OraclePolicy
-from ccl.runtime import run_episode
-from ccl.tasks import TEMPLATES, generate_task
+from ccl.artifacts.jsonio import dumps
+from ccl.episode.oracle import OraclePolicy
+from ccl.episode.runtime import run_episode
+from ccl.world.tasks import TEMPLATES, generate_task
 h = hashlib.sha256()
 for name in sorted(TEMPLATES):
     for seed in range(5):

@@ -13,18 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from ccl.acceptance import REJECTION_REASONS, judge_pass, pass2_tasks, rejection_reasons
-from ccl.distill import run_pass
-from ccl.teacher import DistillConfig
-from ccl.evaluation import transcript_row
-from ccl.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
-from ccl.oracle import OraclePolicy
-from ccl.resume import ChunkLog, chunked
-from ccl.rollout import rollout
-from ccl.runtime import Action, Episode, format_action
-from ccl.tasks import generate_task
-from ccl.validate import validate
-from ccl.variants import BuildSFTConfig, build_variants, describe_variant, teacher_rows
+from ccl.artifacts.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
+from ccl.artifacts.resume import ChunkLog, chunked
+from ccl.data.acceptance import REJECTION_REASONS, judge_pass, pass2_tasks, rejection_reasons
+from ccl.data.distill import run_pass
+from ccl.data.teacher import DistillConfig
+from ccl.data.variants import BuildSFTConfig, build_variants, describe_variant, teacher_rows
+from ccl.episode.evaluation import transcript_row
+from ccl.episode.oracle import OraclePolicy
+from ccl.episode.rollout import rollout
+from ccl.episode.runtime import Action, Episode, format_action
+from ccl.judge.validate import validate
+from ccl.world.tasks import generate_task
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,8 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # ------------------------------------------------------------ acceptance filter
 def oracle_actions(task: dict) -> list[Action]:
     ep, policy, actions = Episode(task), OraclePolicy(), []
+    memory = policy.memory()
     while not ep.done:
-        actions.append(copy.deepcopy(policy.decide(ep)))
+        actions.append(copy.deepcopy(policy.decide(ep, memory)))
         ep.step(format_action(actions[-1]))
     return actions
 
@@ -98,11 +99,14 @@ class StopAfter:
     def __init__(self, n: int):
         self.n, self.inner = n, OraclePolicy()
 
-    def act_batch(self, eps):
+    def memory(self):
+        return self.inner.memory()
+
+    def act_batch(self, eps, memories):
         self.n -= 1
         if self.n < 0:
             raise Interrupt
-        return self.inner.act_batch(eps)
+        return self.inner.act_batch(eps, memories)
 
 
 def train_task(template: str, seed: int) -> dict:
@@ -164,7 +168,7 @@ def test_temporary_files_left_by_a_killed_writer_are_removed(tmp_path):
     import os
     import subprocess as sp
 
-    from ccl.jsonio import write_json
+    from ccl.artifacts.jsonio import write_json
     dead = sp.Popen(["true"])
     dead.wait()  # a pid that is certainly gone (reaped)
     (tmp_path / f".summary.json.{dead.pid}.abc123.tmp").write_text("half")
@@ -179,7 +183,7 @@ def test_a_killed_conversion_is_cleaned_and_a_running_one_is_not(tmp_path):
     import os
     import subprocess as sp
 
-    from ccl.jsonio import orphans
+    from ccl.artifacts.jsonio import orphans
     dead = sp.Popen(["true"])
     dead.wait()
     (tmp_path / f".qwen.{dead.pid}.x1").mkdir()
@@ -242,7 +246,7 @@ def fake_teacher_episodes(pool: list[dict]) -> list[dict]:
     rows = []
     for i, task in enumerate(pool):
         policy = OraclePolicy()
-        _, ep, _ = next(rollout([task], policy, batch_size=1))
+        _, ep, _, _ = next(rollout([task], policy, batch_size=1))
         rows.append({**transcript_row(task, ep), "pass": 1, "accepted": not i % 2})
     return rows
 
@@ -253,10 +257,10 @@ def variant_inputs():
                                                                       "appr_email_denied")]
     for i, t in enumerate(pool):
         t["id"] = f"train-{i:04d}"
-    from ccl.sft import sft_row
+    from ccl.data.sft import sft_row
     oracle = {}
     for t in pool:
-        _, ep, _ = next(rollout([t], OraclePolicy(), batch_size=1))
+        _, ep, _, _ = next(rollout([t], OraclePolicy(), batch_size=1))
         oracle[t["id"]] = sft_row(t, ep.record(), "oracle")
     offered = pool[:16]
     episodes = fake_teacher_episodes(offered)
@@ -313,7 +317,7 @@ def make_data_dir(root: Path, variant_inputs) -> Path:
     write_jsonl(teacher / "pass2.jsonl.gz", [])
     write_jsonl(teacher / "acceptance.jsonl", [{"task_id": r["task_id"], "pass": 1, "accepted": r["accepted"]}
                                                 for r in episodes])
-    from ccl.manifest import write_manifest
+    from ccl.artifacts.manifest import write_manifest
     write_manifest(teacher, [teacher / n for n in ("pass1.jsonl.gz", "pass2.jsonl.gz", "acceptance.jsonl")])
     return data
 

@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
-from ccl.dvc_lock import defined_stages, prune_stale, recorded_outputs, stale_stages
+from ccl.artifacts.dvc_lock import defined_stages, prune_stale, recorded_outputs, stale_stages
+from ccl.artifacts.jsonio import file_digest
+from ccl.artifacts.verification import verify_tree
 from ccl.errors import InputError
-from ccl.jsonio import file_digest
-from ccl.verification import verify_tree
 
 DVC_YAML = """stages:
   make:

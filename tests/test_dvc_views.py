@@ -1,8 +1,8 @@
 """The files DVC's metrics and plots commands read: copied from the analysis and the step logs."""
 import json
 
-from ccl import dvc_views
-from ccl.jsonio import write_json, write_jsonl
+from ccl.artifacts import dvc_views
+from ccl.artifacts.jsonio import write_json, write_jsonl
 
 
 def cell(mean, n=32, low=0.0, high=100.0):

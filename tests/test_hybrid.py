@@ -5,12 +5,12 @@ import json
 
 import pytest
 import torch
+from tiny_models import ARCHS, save_tiny
 
 from ccl.models.weights import model_dir
 from ccl.policy.base import GenConfig, ModelPolicy
 from ccl.policy.torch_backend import TorchBackend
 from scripts.model_store import model_store
-from tiny_models import ARCHS, save_tiny
 
 # replies of the tiny models to these re-tokenise to the tokens generated (checked below), so the
 # reference's re-tokenised conversation holds the same tokens as the backend's cache

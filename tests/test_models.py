@@ -269,7 +269,7 @@ def test_bad_registry_ends_a_stage_with_one_line(tmp_path):
     path = tmp_path / "models.yaml"
     path.write_text(HUB.replace("repo: Org/Model", "repo: 5"), encoding="utf-8")
     # no stage script takes another registry, so run the stage boundary on a main that loads this one
-    code = ("import sys; from pathlib import Path; from ccl.boundary import run_stage; "
+    code = ("import sys; from pathlib import Path; from ccl.artifacts.boundary import run_stage; "
             "from scripts.model_store import model_store; "
             f"sys.exit(run_stage('evaluate', lambda argv: model_store(Path({str(path)!r})).spec('m') and 0))")
     r = run_py("-c", code, ok=False)

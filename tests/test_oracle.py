@@ -2,10 +2,10 @@
 (the validator's ceiling)."""
 import pytest
 
-from ccl.oracle import OraclePolicy
-from ccl.runtime import run_episode
-from ccl.tasks import TEMPLATES, generate_task
-from ccl.validate import validate
+from ccl.episode.oracle import OraclePolicy
+from ccl.episode.runtime import run_episode
+from ccl.judge.validate import validate
+from ccl.world.tasks import TEMPLATES, generate_task
 
 N_SEEDS = 50
 

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tiny_models import mlx_quantised, save_tiny
 
 from ccl.models.registry import local_path_variable
 from ccl.models.weights import model_dir
 from scripts.model_store import model_store
-from tiny_models import mlx_quantised, save_tiny
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,8 +53,7 @@ def sim_params(profile: str) -> dict:
 
 def models_of(profile: str) -> tuple[str, str, str]:
     """The profile's student, teacher and teacher backend (params.yaml's models section)."""
-    from ccl.config import stage_config
-    from ccl.models.registry import ModelsConfig
+    from ccl.config import ModelsConfig, stage_config
     models, _ = stage_config(sim_params(profile), "models", ModelsConfig)
     return models.student, models.teacher, models.teacher_backend
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ccl.jsonio import read_json, read_jsonl
 from subproc import run_py
 
+from ccl.artifacts.jsonio import read_json, read_jsonl
 
 
 def test_smoke_training_lowers_validation_loss_and_the_run_evaluates(smoke_study):

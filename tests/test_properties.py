@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ccl.runtime import STATUSES, Action, Episode, Limits, format_action, parse_action, scripted_approver
-from ccl.tasks import generate_task
-from ccl.tools import TOOLS
-from ccl.validate import validate
+from ccl.episode.runtime import STATUSES, Action, Episode, Limits, format_action, parse_action, scripted_approver
+from ccl.judge.validate import validate
+from ccl.world.tasks import generate_task
+from ccl.world.tools import TOOLS
 
 LIMITS = Limits()
 END_REASONS = {None, "final", "parse_errors", "turn_limit", "call_limit"}
@@ -498,7 +498,7 @@ def test_gates_exactly(task):
 # ---------------------------------------------------------------- regressions: bugs these tests found
 
 def test_regression_stray_closers_do_not_bypass_the_depth_limit():
-    # Was a bug, fixed (ccl/runtime.py, _too_deep): the depth counter goes negative on closing brackets
+    # Was a bug, fixed (ccl/episode/runtime.py, _too_deep): the depth counter goes negative on closing brackets
     # that were never opened, so a prefix like "]" * 40 buys 40 extra levels of nesting and
     # Limits.max_json_depth (documented: "deeper nesting is a parse error") is not enforced.
     # With ~990 levels the action is accepted and the episode record then makes
@@ -512,7 +512,7 @@ def test_regression_stray_closers_do_not_bypass_the_depth_limit():
 
 
 def test_regression_refund_with_nan_amount_is_rejected():
-    # Was a bug, fixed (ccl/toolkit.py _check_value accepts NaN for "number"; ccl/tools.py issue_refund's
+    # Was a bug, fixed (ccl/world/toolkit.py _check_value accepts NaN for "number"; ccl/world/tools.py issue_refund's
     # bounds check `amount <= 0 or amount > total` is False for NaN): a support agent's
     # approved refund with amount NaN (valid JSON to Python's json module) is executed and
     # a refund of NaN is written to the world.
@@ -527,7 +527,7 @@ def test_regression_refund_with_nan_amount_is_rejected():
 
 
 def test_regression_calculate_nan_result_is_an_invalid_argument():
-    # Was a bug, fixed (ccl/tools.py evaluate_expression / calculate): an expression evaluating to NaN
+    # Was a bug, fixed (ccl/world/tools.py evaluate_expression / calculate): an expression evaluating to NaN
     # passes the `abs(value) > 1e15` bound, then `int(value)` in calculate raises
     # ValueError, which the runtime reports as a generic tool_error (its "a bug inside a
     # tool" path) instead of an invalid_argument the model can act on.
@@ -538,7 +538,7 @@ def test_regression_calculate_nan_result_is_an_invalid_argument():
 
 
 def test_regression_think_tag_inside_a_json_string_parses():
-    # Was a bug, fixed (ccl/runtime.py, parse_action): _THINK_RE strips "<think>..." from the whole text,
+    # Was a bug, fixed (ccl/episode/runtime.py, parse_action): _THINK_RE strips "<think>..." from the whole text,
     # including the inside of JSON strings, before decoding. A canonical, strict-schema final
     # answer that merely mentions "<think>" (format_action output) is then a parse error, so
     # format_action -> parse_action does not round-trip:
@@ -564,8 +564,8 @@ def test_validate_never_raises_on_arbitrary_answers():
     @cfg(300)
     @given(tasks, answer_text, st.sampled_from(list(STATUSES)))
     def check(task, answer, status):
-        from ccl.oracle import OraclePolicy
-        from ccl.runtime import run_episode
+        from ccl.episode.oracle import OraclePolicy
+        from ccl.episode.runtime import run_episode
         record = run_episode(task, OraclePolicy()).record()
         record["final"], record["status"] = answer, status
         check_verdict(validate(task, record))

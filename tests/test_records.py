@@ -2,6 +2,7 @@
 files and what the code produces must have exactly the declared fields, and the enums must
 serialise as the very strings the artifacts hold."""
 import ast
+import dataclasses
 import json
 import sys
 import typing
@@ -10,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from ccl import records as R
-from ccl.audit_checks import AuditedVerdictRow
-from ccl.jsonio import dumps, read_json, read_jsonl
-from ccl.oracle import OracleState, OraclePolicy
-from ccl.runtime import STATUSES, Episode, run_episode
-from ccl.tasks import TEMPLATES, generate_task
-from ccl.validate import validate
+from ccl.artifacts.jsonio import dumps, read_json, read_jsonl
+from ccl.episode.oracle import OraclePolicy, OracleState
+from ccl.episode.runtime import STATUSES, Episode, run_episode
+from ccl.judge.audit_checks import AuditedVerdictRow
+from ccl.judge.validate import validate
 from ccl.vocabulary import DIAGNOSTICS, OUTCOMES
+from ccl.world.tasks import TEMPLATES, generate_task
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "results" / "runs"
@@ -145,12 +146,15 @@ def test_generated_tasks_match_the_task_types():
     assert {t["expected_status"] for t in tasks} == set(R.Status)
 
 
-def test_episode_state_is_typed_and_outside_the_record():
+def test_the_episode_holds_no_driver_state_and_the_oracle_keeps_its_own():
     task = generate_task("ch_contact_email", 1)
-    ep = run_episode(task, OraclePolicy())
-    assert isinstance(ep.oracle, OracleState) and not ep.oracle.pending
-    assert (ep.backend_state, ep.new_tokens, ep.prompt_tokens, ep.printed) == (None, 0, 0, 2)
-    assert not hasattr(ep, "scratch")
+    ep, oracle = Episode(task), OraclePolicy()
+    memory = oracle.memory()
+    while not ep.done:
+        ep.step(oracle.act(ep, memory))
+    assert isinstance(memory, OracleState) and not memory.pending and memory.nodes  # the oracle's own memory
+    driver_fields = {"oracle", "backend_state", "new_tokens", "prompt_tokens", "printed"}
+    assert not driver_fields & {f.name for f in dataclasses.fields(Episode)}
     record = ep.record()
     assert set(record) == fields(R.EpisodeRecord) and set(validate(task, record)) == fields(R.Verdict)
-    assert ep.end_reason is R.EndReason.FINAL and Episode(task).oracle is None
+    assert ep.end_reason is R.EndReason.FINAL and record == run_episode(task, OraclePolicy()).record()

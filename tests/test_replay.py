@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from ccl.oracle import OraclePolicy
-from ccl.records import DecisionKind as K, ReplayVerdict as V
-from ccl.replay import answer_decisions, decisions
-from ccl.replay_grading import grade_rows
-from ccl.replay_metrics import summarise
-from ccl.rollout import rollout
-from ccl.tasks import TEMPLATES, generate_task
+from ccl.episode.oracle import OraclePolicy
+from ccl.episode.rollout import rollout
+from ccl.records import DecisionKind as K
+from ccl.records import ReplayVerdict as V
+from ccl.replay.decisions import answer_decisions, decisions
+from ccl.replay.grading import grade_rows
+from ccl.replay.metrics import summarise
+from ccl.world.tasks import TEMPLATES, generate_task
 
 SEEDS = (0, 1)
 
@@ -34,7 +35,7 @@ class Scripted:
     def __init__(self, fn):
         self.fn = fn
 
-    def act_batch(self, eps):
+    def act_batch(self, eps, memories):
         return [self.fn(ep) for ep in eps]
 
 
@@ -49,7 +50,7 @@ def graded(fn) -> list[dict]:
 @pytest.mark.parametrize("task", ALL, ids=lambda t: t["id"])
 def test_golden_prefixes_equal_the_live_runtime(task):
     """Every frozen prefix is what the live runtime showed before that oracle turn, byte for byte."""
-    _, live, _ = next(rollout([task], OraclePolicy(), batch_size=1))
+    _, live, _, _ = next(rollout([task], OraclePolicy(), batch_size=1))
     turns = [i for i, m in enumerate(live.messages) if m["role"] == "assistant"]
     ds = decisions(task)
     assert [json.dumps(d["messages"]) for d in ds] == [json.dumps(live.messages[:i]) for i in turns]
@@ -164,8 +165,8 @@ def test_summary_hand_worked():
 
 # ---------------------------------------------------------------- the stages
 def test_a_golden_file_that_changes_under_unchanged_tasks_stops_the_stage(smoke_data, tmp_path):
-    from ccl.jsonio import read_json, write_json
-    from ccl.replay import ReplayError
+    from ccl.artifacts.jsonio import read_json, write_json
+    from ccl.replay.decisions import ReplayError
     from ccl.stages import build_replay
     params, out = Path(__file__).parents[1] / "params.yaml", tmp_path / "replay"
     first = build_replay.run(params, "smoke", smoke_data.parent, out)
@@ -183,8 +184,9 @@ def test_a_golden_file_that_changes_under_unchanged_tasks_stops_the_stage(smoke_
 def test_the_student_answers_and_is_graded_through_the_stages(smoke_data, tmp_path):
     """The embedded student answers every smoke decision (continuous decoder, shared head) and
     the judge grades each exactly once; greedy answers are the same from one decision at a time."""
-    from ccl.jsonio import read_json, read_jsonl
     from subproc import run_py
+
+    from ccl.artifacts.jsonio import read_json, read_jsonl
     data, golden, runs = smoke_data.parent, tmp_path / "golden", tmp_path / "replay"
     run_py("-m", "scripts.build_replay", "--profile", "smoke", "--data", str(data), "--out", str(golden))
     run_py("-m", "scripts.replay", "--profile", "smoke", "--name", "A_base", "--data", str(data),
@@ -202,7 +204,7 @@ def test_the_student_answers_and_is_graded_through_the_stages(smoke_data, tmp_pa
     # chain, which prefilled only each recorded action and observation on the rewound cache
     from ccl.policy.base import GenConfig, ModelPolicy
     from ccl.policy.load import load_backend
-    from ccl.replay import answer_decisions
+    from ccl.replay.decisions import answer_decisions
     from scripts.model_store import model_store
     tasks = {t["id"]: t for s in ("eval_id", "eval_ood") for t in read_jsonl(smoke_data / f"{s}.jsonl")}
     golden_all = [d for s in ("eval_id", "eval_ood") for d in read_jsonl(golden / f"{s}.jsonl")]

@@ -3,9 +3,19 @@ from __future__ import annotations
 
 import pytest
 
-from ccl.analysis import AlignmentError, AnalyzeConfig
-from ccl.replay_analysis import (FINAL, build_configs, build_summary, episode_success, failure_map, failure_worst,
-                                 replay_by_split, replay_paired, replay_strata, replay_vs_episode)
+from ccl.analysis.replay import (
+    FINAL,
+    build_configs,
+    build_summary,
+    episode_success,
+    failure_map,
+    failure_worst,
+    replay_by_split,
+    replay_paired,
+    replay_strata,
+    replay_vs_episode,
+)
+from ccl.analysis.runs import AlignmentError, AnalyzeConfig
 
 CFG = AnalyzeConfig(n_resamples=200, n_flips=200, main_splits=("eval_id", "eval_ood"))
 
@@ -143,7 +153,7 @@ def test_summary_records_settings_and_inputs():
 
 
 def test_speed_compares_graded_units_per_second_of_the_two_stages():
-    from ccl.replay_analysis import speed
+    from ccl.analysis.replay import speed
     replay = {"A_base": {"decisions": 300, "wall_s": 100.0, "gen_tokens": 5000},
               "oracle": {"decisions": 300, "wall_s": 0.1, "gen_tokens": 0}, "B_s0": None}
     episodes = {"A_base": {"episodes_this_run": 120, "wall_s": 200.0}, "oracle": {"episodes_this_run": 120, "wall_s": 0.1}}

@@ -3,7 +3,7 @@
 stopped the cpu-profile rerun at replay@A_base)."""
 from types import SimpleNamespace
 
-from ccl.evaluate_config import EvaluateConfig
+from ccl.episode.evaluate_config import EvaluateConfig
 from ccl.stages.replay import replayed_tasks
 
 

@@ -4,11 +4,11 @@ import contextlib
 import json
 import time
 
-from ccl.runtime import Episode, Limits, format_action, parse_action
-from ccl.tasks import TEMPLATES, generate_task
-from ccl.toolkit import REGISTRY
-from ccl.validate import validate
-from ccl.prompt import NEXT_STEP
+from ccl.episode.prompt import NEXT_STEP
+from ccl.episode.runtime import Episode, Limits, format_action, parse_action
+from ccl.judge.validate import validate
+from ccl.world.tasks import TEMPLATES, generate_task
+from ccl.world.toolkit import REGISTRY
 
 
 def results(ep):
@@ -149,8 +149,8 @@ def test_structured_final_is_read_as_canonical_json_but_not_strict():
 
 
 def test_head_end_finds_the_longest_shared_head():
-    from ccl.prompt import system_prompt
-    from ccl.prompt_head import FEWSHOT, STATIC_HEAD, head_end
+    from ccl.episode.prompt import system_prompt
+    from ccl.episode.prompt_head import FEWSHOT, STATIC_HEAD, head_end
     task = generate_task(sorted(TEMPLATES)[0], 0, "eval")
     plain, fewshot = system_prompt(task), system_prompt(task, fewshot=True)
     wrapped = "<|im_start|>system\n" + fewshot  # as a chat template puts text before it

@@ -1,4 +1,4 @@
-"""scripts/serve.py's library (ccl/serve.py): the OpenAI-compatible endpoint with the embedded
+"""scripts/serve.py's library (ccl/serve/app.py): the OpenAI-compatible endpoint with the embedded
 model on torch (loaded once), live episodes as NDJSON, bad input, static files, 127.0.0.1 only."""
 import http.client
 import json
@@ -8,11 +8,12 @@ import pytest
 import torch
 from openai import BadRequestError, NotFoundError, OpenAI
 
-from ccl.jsonio import read_jsonl
+from ccl.artifacts.jsonio import read_jsonl
 from ccl.policy.base import GenConfig
 from ccl.policy.load import load_backend
+from ccl.serve.app import App, Provider
+from ccl.serve.http import serve_in_thread
 from scripts.model_store import model_store
-from ccl.serve import App, Provider, serve_in_thread
 
 MODEL = "smollm2-135m-instruct"
 CHAT = [{"role": "system", "content": "Answer in one word."}, {"role": "user", "content": "Name a colour."}]

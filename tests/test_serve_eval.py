@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from ccl.jsonio import read_jsonl
 from subproc import run_py
+
+from ccl.artifacts.jsonio import read_jsonl
 
 
 def test_serve_eval_measures_three_setups_and_the_student_scores_as_in_evaluation(smoke_study, tmp_path):

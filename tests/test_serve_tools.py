@@ -1,4 +1,4 @@
-"""The OpenAI-compatible server with tools (ccl/serve.py, ccl/openai_format.py, ccl/serve_client.py): a
+"""The OpenAI-compatible server with tools (ccl/serve/app.py, ccl/serve/openai_format.py, ccl/serve/client.py): a
 multi-turn tool episode through the openai client equals the episode loop's; the fallback chain; the
 server under abuse (bursts, idle floods, stalled and abandoned clients, hostile input)."""
 from __future__ import annotations
@@ -14,15 +14,17 @@ import pytest
 import torch
 from openai import OpenAI
 
-from ccl.jsonio import read_jsonl
-from ccl.openai_format import action_choice, episode_messages, study_messages
+from ccl.artifacts.jsonio import read_jsonl
+from ccl.episode.prompt import compose_system, system_prompt, task_context
+from ccl.episode.runtime import run_episode
 from ccl.policy.base import GenConfig, GenOut, ModelPolicy
 from ccl.policy.load import load_backend
-from ccl.prompt import compose_system, system_prompt, task_context
-from ccl.catalogue import Catalogue, render_tools
-from ccl.runtime import run_episode
-from ccl.serve import App, Provider, finite, json_line, serve_in_thread
-from ccl.serve_client import ServerPolicy
+from ccl.serve.app import App, Provider
+from ccl.serve.client import ServerPolicy
+from ccl.serve.episodes import finite, json_line
+from ccl.serve.http import serve_in_thread
+from ccl.serve.openai_format import action_choice, episode_messages, study_messages
+from ccl.world.catalogue import Catalogue, render_tools
 from scripts.model_store import model_store
 
 MODEL = "smollm2-135m-instruct"
@@ -143,14 +145,16 @@ class ReplayBackend:
 
 
 def oracle_answers(student, tasks) -> dict[str, str]:
-    from ccl.oracle import OraclePolicy
+    from ccl.episode.oracle import OraclePolicy
     answers = {}
     for task in tasks:
         oracle = OraclePolicy()
 
         class Recording:
-            def act(self, ep):
-                text = oracle.act(ep)
+            memory = oracle.memory
+
+            def act(self, ep, memory):
+                text = oracle.act(ep, memory)
                 answers[student.render(ep.messages)] = text
                 return text
         run_episode(task, Recording())
@@ -425,7 +429,7 @@ def test_when_the_last_provider_fails_the_earlier_answer_stands(tmp_path):
 
 def test_a_model_served_twice_under_one_name_is_refused():
     from ccl.models.registry import ModelError
-    from ccl.serve import load_app
+    from ccl.serve.app import load_app
     with pytest.raises(ModelError, match="served twice"):
         load_app(model_store(), [(MODEL, "torch", None), (MODEL, "torch", None)], chain=True,
                  site=None, data=None)

@@ -1,4 +1,4 @@
-"""The SFT files in the tool-call chat format (ccl/sft_export.py): exact both ways, readable by
+"""The SFT files in the tool-call chat format (ccl/data/sft_export.py): exact both ways, readable by
 `datasets`, and the same supervised tokens under the student's chat template."""
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import json
 
 import pytest
 
-from ccl import chat
-from ccl.jsonio import write_jsonl
+from ccl.artifacts.jsonio import write_jsonl
+from ccl.data.sft import sft_row
+from ccl.data.sft_export import ExportError, export, from_tool_format, to_tool_format
+from ccl.episode import chat
+from ccl.episode.oracle import OraclePolicy
+from ccl.episode.prompt_head import NEXT_STEP
+from ccl.episode.rollout import rollout
 from ccl.models.weights import model_dir
-from ccl.oracle import OraclePolicy
-from ccl.prompt_head import NEXT_STEP
-from ccl.rollout import rollout
-from ccl.sft import sft_row
-from ccl.sft_export import ExportError, export, from_tool_format, to_tool_format
-from ccl.tasks import generate_task
 from ccl.train.packing import pack_episode
+from ccl.world.tasks import generate_task
 from scripts.model_store import model_store
 
 OK = '{"ok":true,"result":{"rate":1.1},"tool":"get_fx_rate"}'
@@ -67,7 +67,7 @@ def test_the_export_loads_with_datasets_and_converts_back_to_the_training_tokens
     rows = []
     for template, seed in (("par_fx", 0), ("ch_contact_email", 3), ("rec_weather_timeout", 1), ("sel_fx", 2)):
         task = {**generate_task(template, seed, "train"), "dataset": "x"}
-        _, ep, _ = next(rollout([task], OraclePolicy(), batch_size=1))
+        _, ep, _, _ = next(rollout([task], OraclePolicy(), batch_size=1))
         rows.append(sft_row(task, ep.record(), "oracle"))
     write_jsonl(tmp_path / "variants" / "C.jsonl", rows)
     write_jsonl(tmp_path / "val.jsonl", rows[:1])

@@ -10,10 +10,17 @@ import pytest
 from scipy.special import expit, logit
 from statsmodels.stats.multitest import multipletests
 
-from ccl.stats import (Interval, hierarchical_bootstrap, holm, paired_difference, pass_hat_k,
-                       sign_flip_exact, sign_flip_p, task_bootstrap)
+from ccl.stats import (
+    Interval,
+    hierarchical_bootstrap,
+    holm,
+    paired_difference,
+    pass_hat_k,
+    sign_flip_exact,
+    sign_flip_p,
+    task_bootstrap,
+)
 from ccl.stats._common import SEED_STREAM, TASK_STREAM, stream
-
 
 # ---------------------------------------------------------------- Holm
 

@@ -17,10 +17,10 @@ import re
 import pytest
 from test_validator_mutations import P, T, calls, clean, final, lenient_only, replay, with_args
 
-from ccl.runtime import Episode
-from ccl.tasks import generate_task
-from ccl.validate import validate
-from ccl.world import CODE_WORDS, ORDER_STATUSES
+from ccl.episode.runtime import Episode
+from ccl.judge.validate import validate
+from ccl.world.state import CODE_WORDS, ORDER_STATUSES
+from ccl.world.tasks import generate_task
 
 SEEDS = range(4)
 
@@ -269,8 +269,8 @@ def test_thousands_separators_and_comma_decimals_for_money():
 # ---------------------------------------------------------------- review regressions: natural answers
 def oracle_with_final(name: str, seed: int, text: str) -> dict:
     task = generate_task(name, seed, pool="eval")
-    from ccl.oracle import OraclePolicy
-    from ccl.runtime import run_episode
+    from ccl.episode.oracle import OraclePolicy
+    from ccl.episode.runtime import run_episode
     record = run_episode(task, OraclePolicy()).record()
     record["final"] = text
     return validate(task, record)
@@ -370,7 +370,7 @@ def test_echo_is_judged_on_words_not_characters():
 
 
 def test_number_reading_edges():
-    from ccl.answers import norm, number_matches, numbers
+    from ccl.judge.answers import norm, number_matches, numbers
     read = lambda t: [n.value for n in numbers(norm(t))]  # noqa: E731
     assert read("21C") == read("21ºC") == [21.0] and read("307USD") == [307.0] and read("CAD4.18") == [4.18]
     assert read("minus 3°C") == [-3.0] and read("0,016") == [0.016] and read("16th x16 ORD-16") == []

@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-from ccl.aliases import PARAM_ALIASES, TOOL_ALIASES
-from ccl.oracle import OraclePolicy
-from ccl.runtime import run_episode
-from ccl.tasks import TEMPLATES, TaskError, generate_task, graph_depth
-from ccl.tools import HELD_OUT_TOOLS, TOOLS
-from ccl.world import CITIES, FIRST_NAMES, city_pool, name_pool
+from ccl.episode.oracle import OraclePolicy
+from ccl.episode.runtime import run_episode
+from ccl.world.aliases import PARAM_ALIASES, TOOL_ALIASES
+from ccl.world.state import CITIES, FIRST_NAMES, city_pool, name_pool
+from ccl.world.tasks import TEMPLATES, TaskError, generate_task, graph_depth
+from ccl.world.tools import HELD_OUT_TOOLS, TOOLS
 
 SEEDS = range(20)
 
@@ -64,7 +64,7 @@ def test_alias_vocabularies_disjoint_and_unique():
 
 
 def test_renamed_task_shows_no_canonical_name():
-    from ccl.prompt import system_prompt
+    from ccl.episode.prompt import system_prompt
     for seed in SEEDS:
         task = generate_task("rec_weather_down", seed, rename="heldout")
         prompt = system_prompt(task)

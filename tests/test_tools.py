@@ -1,12 +1,12 @@
 """Tool declarations: schemas derived from signatures, argument validation, tool behaviour."""
 import pytest
 
-from ccl.answers import fact_present
-from ccl.matching import arg_matches
-from ccl.tasks.base import number_forms
-from ccl.toolkit import ToolError, validate_args
-from ccl.tools import HELD_OUT_TOOLS, TOOLS, evaluate_expression
-from ccl.world import World, empty_state
+from ccl.judge.answers import fact_present
+from ccl.judge.matching import arg_matches
+from ccl.world.state import World, empty_state
+from ccl.world.tasks.base import number_forms
+from ccl.world.toolkit import ToolError, validate_args
+from ccl.world.tools import HELD_OUT_TOOLS, TOOLS, evaluate_expression
 
 
 def test_twenty_one_tools_in_twelve_domains():

@@ -7,20 +7,20 @@ from pathlib import Path
 import pytest
 import torch
 
-from ccl import chat
-from ccl.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
-from ccl.verification import verify_tree
-from ccl.oracle import OraclePolicy
-from ccl.rollout import rollout
-from ccl.sft import sft_row
-from ccl.tasks import generate_task
+from ccl.artifacts.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
+from ccl.artifacts.verification import verify_tree
+from ccl.data.sft import sft_row
+from ccl.episode import chat
+from ccl.episode.oracle import OraclePolicy
+from ccl.episode.rollout import rollout
+from ccl.train.errors import CheckpointError, Diverged
 from ccl.train.packing import pack_episode, per_turn_examples, pieces
 from ccl.train.recipe import StabilityRule, TrainRecipe, adapted_layers, batch_order, learning_rate
-from ccl.train.errors import CheckpointError, Diverged
 from ccl.train.run import train_run, trainer_module
-from ccl.vocabulary import Run
 from ccl.train.stability import StabilityMonitor
 from ccl.train.torch_trainer import load_for_training, token_losses
+from ccl.vocabulary import Run
+from ccl.world.tasks import generate_task
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,7 +51,7 @@ def oracle_rows(templates, seeds, pool="train") -> list[dict]:
     for t in templates:
         for s in seeds:
             task = {**generate_task(t, s, pool), "dataset": "x"}
-            _, ep, _ = next(rollout([task], OraclePolicy(), batch_size=1))
+            _, ep, _, _ = next(rollout([task], OraclePolicy(), batch_size=1))
             rows.append(sft_row(task, ep.record(), "oracle"))
     return rows
 
@@ -413,7 +413,7 @@ def test_a_full_disk_ends_training_in_one_line_and_leaves_no_adapter(tiny_model,
     import errno
     import tempfile
 
-    from ccl.boundary import run_stage
+    from ccl.artifacts.boundary import run_stage
 
     def full(*args, dir=None, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device", str(dir))

@@ -19,11 +19,11 @@ import dataclasses
 
 import pytest
 
-from ccl.catalogue import Catalogue
-from ccl.oracle import OraclePolicy
-from ccl.runtime import Action, Episode, format_action, run_episode
-from ccl.tasks import generate_task
-from ccl.validate import validate
+from ccl.episode.oracle import OraclePolicy
+from ccl.episode.runtime import Action, Episode, format_action, run_episode
+from ccl.judge.validate import validate
+from ccl.world.catalogue import Catalogue
+from ccl.world.tasks import generate_task
 
 SEEDS = range(5)
 
@@ -33,9 +33,9 @@ def oracle_actions(task: dict) -> list[Action]:
     """The oracle's actions for ``task``, decided step by step on a live episode."""
     ep = Episode(task)
     policy = OraclePolicy()
-    actions = []
+    memory, actions = policy.memory(), []
     while not ep.done:
-        action = policy.decide(ep)
+        action = policy.decide(ep, memory)
         actions.append(copy.deepcopy(action))
         ep.step(format_action(action))
     return actions

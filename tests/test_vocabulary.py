@@ -56,7 +56,7 @@ def test_an_unknown_run_in_params_is_refused_naming_the_valid_runs(tmp_path):
 
 
 NAMES = [*V.VARIANTS, *V.BASELINES[:2]]  # the teacher and the oracle are ordinary words in prose and code
-OTHER_MEANINGS = {("ccl/prompt_head.py", "B")}  # the worked example's garden zone "B", not configuration B
+OTHER_MEANINGS = {("ccl/episode/prompt_head.py", "B")}  # the worked example's garden zone "B", not configuration B
 
 
 def string_constants(path: Path) -> set[str]:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from subproc import run_py
 
 from ccl.report.artifacts import Missing, load_artifacts
 from ccl.report.render import block, markdown_to_html, stale_blocks
 from ccl.report.site import pipeline_commands
 from ccl.report.tables import Table, TableError, check_table, fmt_cell
-from subproc import run_py
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")

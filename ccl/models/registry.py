@@ -34,18 +34,6 @@ class ModelSpec:
     extra: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class ModelsConfig:
-    """Which registered models a profile uses (params.yaml ``models``). Defaults: the paper's models;
-    params.yaml's ``paper`` profile moves the student to MLX (Apple silicon, as the write-up ran it) and
-    ``paper-cuda`` the teacher to its bf16 checkpoint on torch."""
-
-    student: str = "qwen2.5-0.5b-instruct"
-    student_backend: str = "torch"  # torch | mlx: the student, trained runs and training
-    teacher: str = "qwen3.5-4b-mlx-4bit"
-    teacher_backend: str = "mlx"
-
-
 # What an entry of the registry file may hold, checked by pydantic as in ccl/config.py: strict TypedDicts
 # (no 5 -> "5"), unknown keys refused, the keys each source's loader (ccl/models/weights.py) needs required.
 _CHECK = pydantic.ConfigDict(strict=True, extra="forbid")

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..jsonio import orphans, sha256_file, temp_prefix
+from ..artifacts.jsonio import orphans, sha256_file, temp_prefix
 from .registry import ModelError, ModelSpec, ModelStore, local_path_variable
 
 MARKER = "ccl_source.json"

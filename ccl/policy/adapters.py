@@ -24,7 +24,7 @@ def adapter_base(adapter: Path) -> str | None:
 
 def attach_adapter(model, model_dir: str | Path, adapter: str | Path):
     """``model`` with the LoRA adapter merged in: PEFT's format, or mlx-lm's (an MLX run), converted
-    first (ccl/adapter_convert.py: the same numbers)."""
+    first (ccl/models/adapter_convert.py: the same numbers)."""
     import tempfile
 
     from peft import PeftModel
@@ -36,7 +36,7 @@ def attach_adapter(model, model_dir: str | Path, adapter: str | Path):
         raise ModelError(f"{adapter}: adapter was trained on {base}, not {ours}; evaluate it with "
                          f"the model it was trained on")
     if (adapter / "adapters.safetensors").is_file() and not (adapter / "adapter_model.safetensors").is_file():
-        from ..adapter_convert import mlx_to_peft
+        from ..models.adapter_convert import mlx_to_peft
         with tempfile.TemporaryDirectory(prefix="ccl-peft-adapter-") as tmp:
             converted = mlx_to_peft(adapter, Path(tmp) / "adapter", model.config.get_text_config().num_hidden_layers)
             return PeftModel.from_pretrained(model, str(converted)).merge_and_unload()

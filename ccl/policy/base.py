@@ -2,9 +2,10 @@
 
 A backend turns chat prompts (already rendered with the tokenizer's own chat template)
 into assistant text. :class:`ModelPolicy` adapts a backend to the runtime: it renders
-each episode's messages, keeps per-episode backend state (the KV cache) in
-``episode.backend_state`` so the next turn only prefills the new observation, and counts
-tokens (``episode.new_tokens``, ``episode.prompt_tokens``) and time.
+each episode's messages, keeps per-episode backend state (the KV cache) in its memory of
+the episode (:class:`ModelMemory`, which the driving loop holds and hands back) so the next
+turn only prefills the new observation, and counts tokens (per episode in that memory, in
+total in ``stats``) and time.
 """
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, TypedDict
 
-from ..prompt_head import head_end
-from ..runtime import Episode
+from ..episode.prompt_head import head_end
+from ..episode.runtime import Episode
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class GenOut:
 
 
 class BackendState(TypedDict, total=False):
-    """A backend's state for one episode (``Episode.backend_state``): empty for a fresh episode,
+    """A backend's state for one episode (``ModelMemory.backend``): empty for a fresh episode,
     emptied again when the prompt no longer extends the cached text. Only the backend reads
     the cache entries; the policy only offers ``prefix``."""
 
@@ -75,6 +76,15 @@ def episode_seed(gen: GenConfig, ep: Episode) -> int:
 
 
 @dataclass
+class ModelMemory:
+    """A model policy's memory of one episode, held by the loop that drives it."""
+
+    backend: BackendState = field(default_factory=dict)  # the KV cache; empty when fresh or released
+    new_tokens: int = 0  # tokens generated in this episode
+    prompt_tokens: int = 0  # tokens prefilled (only the new part of the prompt when the cache was reused)
+
+
+@dataclass
 class ModelPolicy:
     backend: Any
     gen: GenConfig = field(default_factory=GenConfig)
@@ -83,37 +93,38 @@ class ModelPolicy:
     continuous: bool = True  # token-level refill where the backend offers it (False: lock-step by turn)
     stop: Callable[[], bool] | None = None  # asked once per decoding step; True ends the turn (the server)
 
-    def act(self, ep: Episode) -> str:
-        return self.act_batch([ep])[0]
+    def memory(self) -> ModelMemory:
+        return ModelMemory()
 
-    def _prompt(self, ep: Episode) -> str:
-        """Render the episode and make sure it has backend state (offering the shared head when fresh)."""
+    def act(self, ep: Episode, memory: ModelMemory) -> str:
+        return self.act_batch([ep], [memory])[0]
+
+    def _prompt(self, ep: Episode, memory: ModelMemory) -> str:
+        """Render the episode; a fresh memory (first turn, or cache released) is offered the shared head."""
         prompt = self.backend.render(ep.messages)
-        if ep.backend_state is None:  # the episode's first turn (or its cache was released)
-            ep.backend_state = {}
-        cut = None if ep.backend_state else head_end(prompt)
-        if cut is not None:  # a fresh episode: offer the shared prompt head
-            ep.backend_state["prefix"] = prompt[:cut]
+        cut = None if memory.backend else head_end(prompt)
+        if cut is not None:
+            memory.backend["prefix"] = prompt[:cut]
         return prompt
 
-    def _count(self, ep: Episode, o: GenOut) -> None:
+    def _count(self, memory: ModelMemory, o: GenOut) -> None:
         self.stats.prompt_tokens += o.prompt_tokens
         self.stats.new_tokens += o.new_tokens
-        ep.new_tokens += o.new_tokens
-        ep.prompt_tokens += o.prompt_tokens
+        memory.new_tokens += o.new_tokens
+        memory.prompt_tokens += o.prompt_tokens
 
-    def act_batch(self, eps: list[Episode]) -> list[str]:
+    def act_batch(self, eps: list[Episode], memories: list[ModelMemory]) -> list[str]:
         """One turn for every episode, in lock-step."""
-        prompts = [self._prompt(ep) for ep in eps]
+        prompts = [self._prompt(ep, m) for ep, m in zip(eps, memories)]
         t0 = time.perf_counter()
         seeds = [episode_seed(self.gen, ep) for ep in eps]
-        states = [ep.backend_state for ep in eps]
+        states = [m.backend for m in memories]
         outs = (self.backend.generate(states, prompts, self.gen, seeds) if self.stop is None
                 else self.backend.generate(states, prompts, self.gen, seeds, stop=self.stop))
         self.stats.gen_seconds += time.perf_counter() - t0
         self.stats.calls += 1
-        for ep, o in zip(eps, outs):
-            self._count(ep, o)
+        for m, o in zip(memories, outs):
+            self._count(m, o)
         return [o.text for o in outs]
 
     # ------------------------------------------------------------------ token-level refill
@@ -125,23 +136,23 @@ class ModelPolicy:
         self.stats.engine = dec
         return dec
 
-    def submit(self, dec, ep: Episode, rewind: bool = False) -> None:
+    def submit(self, dec, ep: Episode, memory: ModelMemory, rewind: bool = False) -> None:
         """Queue the episode's next turn on the continuous batch (``rewind``: see ContinuousDecoder.submit)."""
         t0 = time.perf_counter()  # tokenising (and a fresh episode's shared head) counts as generation time
-        prompt = self._prompt(ep)
-        dec.submit(ep, ep.backend_state, prompt, episode_seed(self.gen, ep), rewind)
+        prompt = self._prompt(ep, memory)
+        dec.submit((ep, memory), memory.backend, prompt, episode_seed(self.gen, ep), rewind)
         self.stats.gen_seconds += time.perf_counter() - t0
 
-    def advance(self, dec) -> list[tuple[Episode, str]]:
-        """One decoding step; the turns that ended, as (episode, assistant text)."""
+    def advance(self, dec) -> list[tuple[Episode, ModelMemory, str]]:
+        """One decoding step; the turns that ended, as (episode, its memory, assistant text)."""
         t0 = time.perf_counter()
         outs = dec.step()
         self.stats.gen_seconds += time.perf_counter() - t0
         self.stats.calls += 1
-        for ep, o in outs:
-            self._count(ep, o)
-        return [(ep, o.text) for ep, o in outs]
+        for (_, memory), o in outs:
+            self._count(memory, o)
+        return [(ep, memory, o.text) for (ep, memory), o in outs]
 
-    def release(self, ep: Episode) -> None:
-        """Drop a finished episode's KV cache."""
-        ep.backend_state = None
+    def release(self, memory: ModelMemory) -> None:
+        """Drop a finished episode's KV cache (its token counts stay)."""
+        memory.backend = {}

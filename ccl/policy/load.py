@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..episode.oracle import OraclePolicy
 from ..models.registry import ModelError, ModelStore
 from ..models.weights import model_dir
-from ..oracle import OraclePolicy
 from .base import GenConfig, ModelPolicy
 
 BACKENDS = ("torch", "mlx")

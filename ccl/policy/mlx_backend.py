@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from .. import chat
+from ..episode import chat
 from ..models.mlx_config import mlx_config_overrides
 from .adapters import resolve_adapter
 from .base import BackendState, GenConfig, GenOut, cached_increment
@@ -34,12 +34,12 @@ class MLXBackend:
         from transformers import AutoTokenizer
 
         # a run folder stands for its adapter/ subfolder, as on torch; a PEFT adapter (a torch run) is
-        # converted to mlx-lm's format first (ccl/adapter_convert.py: the same numbers)
+        # converted to mlx-lm's format first (ccl/models/adapter_convert.py: the same numbers)
         self._tmp = None
         if adapter is not None:
             adapter = resolve_adapter(adapter)
             if (adapter / "adapter_model.safetensors").is_file() and not (adapter / "adapters.safetensors").is_file():
-                from ..adapter_convert import peft_to_mlx
+                from ..models.adapter_convert import peft_to_mlx
                 self._tmp = tempfile.TemporaryDirectory(prefix="ccl-mlx-adapter-")
                 adapter = peft_to_mlx(adapter, Path(self._tmp.name) / "adapter")
         self.model, wrapper = mlx_lm.load(str(model_dir), adapter_path=str(adapter) if adapter else None,

@@ -32,8 +32,8 @@ from typing import Callable
 
 import torch
 
-from .. import chat
 from ..devices import cpu_threads, pick_device
+from ..episode import chat
 from .base import BackendState, GenConfig, GenOut, cached_increment
 
 

@@ -37,7 +37,7 @@ from .base import BackendState, GenConfig, GenOut
 
 @dataclass
 class _Seq:
-    key: Any  # the caller's handle (the episode)
+    key: Any  # the caller's handle (ModelPolicy: the episode and its memory)
     state: BackendState
     prompt: str
     inc: list[int]  # increment token ids to prefill

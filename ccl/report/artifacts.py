@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..jsonio import sha256_file
+from ..artifacts.jsonio import sha256_file
 
 # The report's layout, the one place it is declared: the root is a repository-shaped folder
 # the calling script passes (--root), and these names, relative to it, are also what the
@@ -37,7 +37,7 @@ PREREGISTRATION = "docs/preregistration.md"  # quoted by its SHA-256, never pars
 TEACHER_PILOT = "experiments/teacher_coverage_pilot/result.json"
 # what the report says where results/summary.json was written before the primary contrasts existed
 SUMMARY_WITHOUT_PRIMARY = f"`{SUMMARY}` predates the primary contrasts; rerun the `analyze` stage."
-# ... and before the judge stages wrote the post-hoc transcript audit (ccl/audit.py)
+# ... and before the judge stages wrote the post-hoc transcript audit (ccl/judge/audit.py)
 SUMMARY_WITHOUT_AUDIT = f"`{SUMMARY}` predates the transcript audit; rerun the judge and analyze stages."
 
 # artifact -> (what it is, the stage that writes it)

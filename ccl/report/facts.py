@@ -7,10 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from .artifacts import (POWER, REPLAY_SUMMARY, SUMMARY, SUMMARY_WITHOUT_PRIMARY, TEACHER_SUMMARY, VARIANTS_LISTING,
-                        Artifacts, Missing)
-from ..audit import AUDIT_REASONS, AUDITED
-from ..vocabulary import B, BASELINES, C, STUDENT_BASE, STUDENT_FEWSHOT
+from ..judge.audit import AUDIT_REASONS, AUDITED
+from ..vocabulary import BASELINES, STUDENT_BASE, STUDENT_FEWSHOT, B, C
+from .artifacts import (
+    POWER,
+    REPLAY_SUMMARY,
+    SUMMARY,
+    SUMMARY_WITHOUT_PRIMARY,
+    TEACHER_SUMMARY,
+    VARIANTS_LISTING,
+    Artifacts,
+    Missing,
+)
 
 
 def _interval(cell: dict | None) -> dict | None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .artifacts import SUMMARY, TRAIN_RUNS, Artifacts, Missing
 from ..vocabulary import ORACLE
+from .artifacts import SUMMARY, TRAIN_RUNS, Artifacts, Missing
 from .tables import TableError
 
 

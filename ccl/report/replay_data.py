@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..artifacts.jsonio import atomic_write_bytes, read_jsonl, sha256_file
 from ..errors import InputError
-from ..jsonio import atomic_write_bytes, read_jsonl, sha256_file
 from .artifacts import Missing
 from .traces import js_assign, prompt_ref
+
 
 def _golden(golden_dir: Path, splits: list[str], prompts: dict[str, str]) -> tuple[dict, dict]:
     """(task -> its longest message prefix, (split, task, index) -> decision record)."""

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import yaml
 
+from ..artifacts.jsonio import atomic_write_bytes
 from ..errors import InputError
-from ..jsonio import atomic_write_bytes
 from .artifacts import EVAL_RUNS, REPLAY_GOLDEN, REPLAY_RUNS, REPLAY_SUMMARY, REPORT, TASKS, Artifacts, Missing
 from .figures import FIGURES, write_figures
 from .page import NAV, environment, html_page
 from .render import BLOCK, block, blocks, inline_markdown_to_html, markdown_table, markdown_to_html
-from .tables import Table, check_table
 from .replay_data import export_replay
+from .tables import Table, check_table
 from .traces import export_traces, js_assign
 
 STATIC = Path(__file__).parent / "static"  # a package resource, not a repository path

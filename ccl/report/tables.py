@@ -11,11 +11,25 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 from urllib.parse import quote
 
-from ..audit import AUDITED
 from ..errors import StageError
-from .artifacts import (ARCHIVE, DATA_MANIFEST, LEAKAGE, POWER, REPLAY_SUMMARY, SERVE_SUMMARY, SUMMARY,
-                        SUMMARY_WITHOUT_AUDIT, SUMMARY_WITHOUT_PRIMARY, TEACHER_PILOT, TEACHER_SUMMARY, TRAIN_RUNS,
-                        VARIANTS_LISTING, Artifacts, Missing)
+from ..judge.audit import AUDITED
+from .artifacts import (
+    ARCHIVE,
+    DATA_MANIFEST,
+    LEAKAGE,
+    POWER,
+    REPLAY_SUMMARY,
+    SERVE_SUMMARY,
+    SUMMARY,
+    SUMMARY_WITHOUT_AUDIT,
+    SUMMARY_WITHOUT_PRIMARY,
+    TEACHER_PILOT,
+    TEACHER_SUMMARY,
+    TRAIN_RUNS,
+    VARIANTS_LISTING,
+    Artifacts,
+    Missing,
+)
 
 REPLAY_PAGE = "replay.html"  # the site's failure map and decision explorer
 

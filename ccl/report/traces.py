@@ -11,8 +11,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from ..artifacts.jsonio import atomic_write_bytes, read_json, read_jsonl
 from ..errors import InputError
-from ..jsonio import atomic_write_bytes, read_json, read_jsonl
 
 TASK_FIELDS = ("request", "role", "approvals", "expected_status", "family", "template", "depth", "today")
 

@@ -5,13 +5,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..acceptance import judge_pass, pass_summary, summary
+from ..artifacts.inputs import read_rows
+from ..artifacts.jsonio import read_json, write_json, write_jsonl
+from ..artifacts.manifest import write_manifest
+from ..data.acceptance import judge_pass, pass_summary, summary
+from ..data.teacher import load_setup
 from ..errors import InputError
-from ..inputs import read_rows
-from ..jsonio import read_json, write_json, write_jsonl
-from ..manifest import write_manifest
 from ..models.registry import ModelStore
-from ..teacher import load_setup
 
 PASSES = (("pass1", "distill"), ("pass2", "distill_pass2"))  # each pass's files and the stage writing them
 

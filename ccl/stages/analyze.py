@@ -5,10 +5,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..analysis import AnalyzeConfig, ConfigData, build_configs, build_summary, load_runs, work_units
+from ..analysis.runs import AnalyzeConfig, ConfigData, build_configs, load_runs
+from ..analysis.summary import build_summary, work_units
+from ..artifacts.jsonio import write_json
 from ..config import load_params, stage_config
 from ..errors import InputError
-from ..jsonio import write_json
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..analysis import AlignmentError, AnalyzeConfig
+from ..analysis.replay import build_configs, build_summary, episode_success, load_efficiency, load_rows
+from ..analysis.runs import AlignmentError, AnalyzeConfig
+from ..artifacts.jsonio import write_json
 from ..errors import InputError
-from ..jsonio import write_json
-from ..replay_analysis import build_configs, build_summary, episode_success, load_efficiency, load_rows
 
 
 def run(cfg: AnalyzeConfig, profile: str, replay: Path, episodes: Path, out: Path) -> dict:

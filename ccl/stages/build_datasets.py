@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..artifacts.jsonio import write_json, write_jsonl
+from ..artifacts.manifest import write_manifest
 from ..config import load_params, stage_config
-from ..datasets import BuildDatasetsConfig, build_all, family_counts
-from ..jsonio import write_json, write_jsonl
-from ..manifest import write_manifest
-from ..oracle import OraclePolicy
-from ..runtime import run_episode
-from ..sft import sft_row
-from ..validate import validate
+from ..data.datasets import BuildDatasetsConfig, build_all, family_counts
+from ..data.sft import sft_row
+from ..episode.oracle import OraclePolicy
+from ..episode.runtime import run_episode
+from ..judge.validate import validate
 
 ORACLE_SETS = (("oracle_train", "train_pool"), ("oracle_val", "val_pool"))  # SFT file -> the pool it replays
 

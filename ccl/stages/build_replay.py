@@ -2,7 +2,7 @@
 
 For the tasks episode evaluation runs (the profile's splits, the first ``max_tasks_per_split``
 of each; of those, the first ``replay_tasks_per_split``), every decision point of the oracle's
-episode goes to ``replay/<split>.jsonl`` (:func:`ccl.replay.decisions`). The manifest records each golden file's SHA-256 beside its
+episode goes to ``replay/<split>.jsonl`` (:func:`ccl.replay.decisions.decisions`). The manifest records each golden file's SHA-256 beside its
 task file's: a golden file that changes while its task file does not means the runtime or
 the oracle changed what the model is shown or what counts as right, which would silently
 move every replay number, so the stage stops instead (``refreeze`` accepts the change).
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..artifacts.inputs import read_record, split_rows
+from ..artifacts.jsonio import atomic_write_bytes, jsonl_bytes, sha256_bytes, sha256_file
+from ..artifacts.manifest import MANIFEST, write_manifest
 from ..config import load_params, stage_config
-from ..evaluate_config import EvaluateConfig, replay_cap
-from ..inputs import read_record, split_rows
-from ..jsonio import atomic_write_bytes, jsonl_bytes, sha256_bytes, sha256_file
-from ..manifest import MANIFEST, write_manifest
-from ..replay import ReplayError, decisions
+from ..episode.evaluate_config import EvaluateConfig, replay_cap
+from ..replay.decisions import ReplayError, decisions
 
 
 def run(params: Path, profile: str | None, data: Path, out: Path, refreeze: bool = False) -> dict:

@@ -5,8 +5,8 @@ from pathlib import Path
 
 from jinja2 import UndefinedError
 
+from ..artifacts.jsonio import atomic_write_bytes
 from ..errors import InputError, StageError
-from ..jsonio import atomic_write_bytes
 from ..report.artifacts import load_artifacts
 from ..report.facts import all_facts
 from ..report.page import html_page

@@ -5,11 +5,11 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..artifacts.inputs import read_rows
+from ..artifacts.jsonio import sha256_file, write_json, write_jsonl
+from ..artifacts.manifest import check_against_manifest, write_manifest
 from ..config import load_params, stage_config
-from ..inputs import read_rows
-from ..jsonio import sha256_file, write_json, write_jsonl
-from ..manifest import check_against_manifest, write_manifest
-from ..variants import BuildSFTConfig, build_variants, describe_variant, teacher_rows
+from ..data.variants import BuildSFTConfig, build_variants, describe_variant, teacher_rows
 
 TEACHER_FILES = {"pass1.jsonl.gz": "distill", "pass2.jsonl.gz": "distill_pass2", "acceptance.jsonl": "accept_teacher"}
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from ..distill import generate_pass, pass_decoding
+from ..data.distill import generate_pass, pass_decoding
+from ..data.teacher import TeacherSetup, load_setup
 from ..models.registry import ModelStore
 from ..policy.base import ModelPolicy
 from ..policy.load import load_backend
-from ..teacher import TeacherSetup, load_setup
 
 Progress = Callable[[int], None]
 

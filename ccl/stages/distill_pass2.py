@@ -5,13 +5,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..acceptance import judge_pass, pass2_tasks
-from ..distill import generate_pass, pass_decoding
-from ..inputs import read_rows
+from ..artifacts.inputs import read_rows
+from ..data.acceptance import judge_pass, pass2_tasks
+from ..data.distill import generate_pass, pass_decoding
+from ..data.teacher import TeacherSetup, load_setup
 from ..models.registry import ModelStore
 from ..policy.base import ModelPolicy
 from ..policy.load import load_backend
-from ..teacher import TeacherSetup, load_setup
 
 
 @dataclass(frozen=True)

@@ -9,16 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..config import ConfigError, stage_with_models
-from ..evaluate_config import EvaluateConfig, task_cap
-from ..evaluation import efficiency, fingerprint, run_tasks
-from ..inputs import split_rows
-from ..jsonio import sha256_file, write_json, write_jsonl
-from ..models.registry import ModelsConfig, ModelStore
+from ..artifacts.inputs import split_rows
+from ..artifacts.jsonio import sha256_file, write_json, write_jsonl
+from ..artifacts.resume import ChunkLog
+from ..config import ConfigError, ModelsConfig, stage_with_models
+from ..episode.evaluate_config import EvaluateConfig, task_cap
+from ..episode.evaluation import efficiency, fingerprint, run_tasks
+from ..models.registry import ModelStore
 from ..policy.adapters import resolve_adapter
 from ..policy.base import GenConfig
 from ..policy.load import load_policy
-from ..resume import ChunkLog
 from ..vocabulary import BASELINES, ORACLE, STUDENT_FEWSHOT, TEACHER
 
 

@@ -3,18 +3,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..audit_checks import audited
+from ..artifacts.inputs import read_record, read_rows, split_rows
+from ..artifacts.jsonio import write_json, write_jsonl
 from ..errors import InputError
-from ..inputs import read_record, read_rows, split_rows
-from ..jsonio import write_json, write_jsonl
-from ..judging import judge_rows, metrics
+from ..judge.audit_checks import audited
+from ..judge.judging import judge_rows, metrics
 
 GENERATION_KEYS = ("name", "profile", "model", "backend", "adapter", "splits", "efficiency")
 
 
 def run(name: str, data: Path, runs: Path) -> dict:
     """Judge ``runs/<name>/episodes.jsonl.gz`` against ``data/tasks``; write ``verdicts.jsonl.gz``
-    (one row per episode, with the transcript audit's reasons, ``ccl.audit``) and ``metrics.json``
+    (one row per episode, with the transcript audit's reasons, ``ccl.judge.audit``) and ``metrics.json``
     beside it, and return the metrics."""
     folder = runs / name
     episodes, generation = folder / "episodes.jsonl.gz", folder / "generation.json"

@@ -14,11 +14,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..analysis import AnalyzeConfig
+from ..analysis.runs import AnalyzeConfig
+from ..artifacts.inputs import split_rows
 from ..config import load_params, stage_config
+from ..episode.evaluate_config import EvaluateConfig, task_cap
 from ..errors import InputError
-from ..evaluate_config import EvaluateConfig, task_cap
-from ..inputs import split_rows
 from ..stats.power import Design, mde
 from ..vocabulary import PRIMARY_CONTRASTS, VARIANTS, parse_run_name
 

@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..evaluate_config import replay_cap
-from ..jsonio import write_json, write_jsonl
+from ..artifacts.jsonio import write_json, write_jsonl
+from ..episode.evaluate_config import replay_cap
+from ..episode.prompt import system_prompt
 from ..policy.base import GenConfig
 from ..policy.load import load_policy
-from ..prompt import system_prompt
-from ..replay import answer_decisions, golden_rows
+from ..replay.decisions import answer_decisions, golden_rows
 from ..resources import peak_memory_gb
 from ..vocabulary import ORACLE, STUDENT_FEWSHOT
 from .evaluate import Plan

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..inputs import read_record, read_rows, split_rows
-from ..jsonio import write_json, write_jsonl
-from ..replay import golden_rows
-from ..replay_grading import grade_rows
-from ..replay_metrics import summarise
+from ..artifacts.inputs import read_record, read_rows, split_rows
+from ..artifacts.jsonio import write_json, write_jsonl
+from ..replay.decisions import golden_rows
+from ..replay.grading import grade_rows
+from ..replay.metrics import summarise
 from ..vocabulary import MAIN_SPLITS
 
 

@@ -5,13 +5,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..config import ConfigError, stage_with_models
-from ..inputs import read_record
-from ..models.registry import ModelsConfig, ModelStore
+from ..artifacts.inputs import read_record
+from ..config import ConfigError, ModelsConfig, stage_with_models
+from ..models.registry import ModelStore
 from ..models.weights import model_dir
 from ..train.recipe import TrainRecipe
 from ..train.run import train_run
-from ..vocabulary import Run, run as lookup_run
+from ..vocabulary import Run
+from ..vocabulary import run as lookup_run
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..jsonio import write_json
-from ..models.weights import model_dir
+from ..artifacts.jsonio import write_json
 from ..models.registry import ModelStore
+from ..models.weights import model_dir
 from ..train.run import validation_baseline
 from .train import plan_recipe
 

@@ -3,6 +3,8 @@ their task-clustered forms for units nested in tasks (replay decisions).
 
 Outcome arrays are (seeds, tasks); every random function takes an explicit ``seed``
 and uses only local generators, so equal inputs and seed give identical floats.
+
+Layer: stats. Imports nothing of the project but itself (numpy and scipy only).
 """
 from .binomial import wilson
 from .bootstrap import Interval, hierarchical_bootstrap, task_bootstrap

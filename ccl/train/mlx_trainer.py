@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .. import chat
-from ..jsonio import orphans, temp_prefix
+from ..artifacts.jsonio import orphans, temp_prefix
+from ..episode import chat
 from ..models.mlx_config import mlx_config_overrides
 from .errors import CheckpointError, check_fingerprint
 from .packing import Packed, pack_episode

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..chat import Render
-from ..prompt_head import head_end
+from ..episode.chat import Render
+from ..episode.prompt_head import head_end
 
 
 class PackingError(ValueError):

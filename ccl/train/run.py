@@ -16,13 +16,13 @@ import json
 import shutil
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+from ..artifacts.jsonio import atomic_write_bytes, dumps, read_jsonl, sha256_file, write_json
+from ..artifacts.manifest import write_manifest
 from ..resources import peak_memory_gb
-from ..jsonio import atomic_write_bytes, dumps, read_jsonl, sha256_file, write_json
-from ..manifest import write_manifest
-from .errors import Diverged, TrainingError
 from ..vocabulary import Run
+from .errors import Diverged, TrainingError
 from .recipe import TrainRecipe, batch_order, learning_rate
 from .stability import StabilityMonitor
 
@@ -157,19 +157,11 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
     val = validation_set(tm, val_file, recipe)
     opt = T.make_optimizer(tm, recipe)
     monitor = StabilityMonitor(recipe.stability, recipe.warmup)
-    start, train_seconds = 0, 0.0
-    if paths.checkpoint.exists():
-        state = T.load_checkpoint(paths.checkpoint, tm, opt, fingerprint)
-        start, train_seconds = state["step"], state["train_seconds"]
-        monitor.load(state["monitor"])
-        val_before, val_before_from = state["val_loss_before"], state.get("val_loss_before_from", "computed")
-    elif baseline and all(baseline.get(k) == v for k, v in
-                          baseline_key(recipe, model_name, model_folder, backend, device, val_file).items()):
-        val_before, val_before_from = baseline["val_loss_before"], "val_baseline"
-    else:  # the untrained model's validation loss: the baseline the run must beat
-        val_before, val_before_from = round(T.mean_loss(tm, val, recipe.batch_size, lambda n: None), 6), "computed"
-    log = read_log(paths.log, start)
-    atomic_write_bytes(paths.log, "".join(dumps(r) + "\n" for r in log).encode())
+    if baseline and not _same_key(baseline, baseline_key(recipe, model_name, model_folder, backend, device, val_file)):
+        baseline = None  # computed for another model, validation set or device
+    start, train_seconds, val_before, val_before_from = _resume(T, tm, opt, paths, fingerprint, monitor, recipe, val,
+                                                                baseline or None)
+    atomic_write_bytes(paths.log, "".join(dumps(r) + "\n" for r in read_log(paths.log, start)).encode())
     with open(paths.log, "a", encoding="utf-8") as logf:
         for step in range(start, recipe.steps):
             lr = learning_rate(step, recipe)
@@ -197,11 +189,35 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
         "train_minutes": round(train_seconds / 60, 2), "peak_mem_gb": peak_memory_gb(),
         "final_train_loss": read_log(paths.log, recipe.steps)[-1]["loss"],
         "val_loss": round(val_loss, 6), "val_loss_before": round(val_before, 6), "val_episodes": len(val),
-        "val_loss_before_from": val_before_from,
-        "trainable_params": T.count_trainable(tm),
-        "adapter_sha256": sha256_file(paths.adapter / T.ADAPTER_FILE),
-        "stability": "passed",
+        "val_loss_before_from": val_before_from, "trainable_params": T.count_trainable(tm),
+        "adapter_sha256": sha256_file(paths.adapter / T.ADAPTER_FILE), "stability": "passed",
     }
+    _publish(run, paths, fingerprint, device, summary, stability_log, monitor, recipe)
+    return summary
+
+
+def _same_key(baseline: dict, key: dict) -> bool:
+    return all(baseline.get(k) == v for k, v in key.items())
+
+
+def _resume(T: Any, tm: Any, opt: Any, paths: RunPaths, fingerprint: dict, monitor: StabilityMonitor,
+            recipe: TrainRecipe, val: list, baseline: dict | None) -> tuple[int, float, float, str]:
+    """Where training starts (step, seconds so far) and the untrained model's validation loss with its
+    source: a checkpoint's, the val_baseline stage's (``baseline``, when its key matches), or computed."""
+    if paths.checkpoint.exists():
+        state = T.load_checkpoint(paths.checkpoint, tm, opt, fingerprint)
+        monitor.load(state["monitor"])
+        return (state["step"], state["train_seconds"], state["val_loss_before"],
+                state.get("val_loss_before_from", "computed"))
+    if baseline is not None:
+        return 0, 0.0, baseline["val_loss_before"], "val_baseline"
+    # the untrained model's validation loss: the baseline the run must beat
+    return 0, 0.0, round(T.mean_loss(tm, val, recipe.batch_size, lambda n: None), 6), "computed"
+
+
+def _publish(run: Run, paths: RunPaths, fingerprint: dict, device: str, summary: dict, stability_log: Path,
+             monitor: StabilityMonitor, recipe: TrainRecipe) -> None:
+    """A finished run's config, summary, stability record and manifest (the checkpoint removed)."""
     write_json(paths.root / "config.json", {**fingerprint, "device": device})
     write_json(paths.root / "summary.json", summary)
     update_stability_log(stability_log, {"run": run.name, "status": "passed", "steps": recipe.steps,
@@ -211,7 +227,6 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
     files = [p for p in paths.root.rglob("*")
              if p.is_file() and p.name != "manifest.json" and not p.name.startswith(".")]
     write_manifest(paths.root, files, {"run": run.name, "stage": "train"})
-    return summary
 
 
 def _weights_id(folder: Path) -> str:

@@ -19,8 +19,8 @@ from typing import Callable
 
 import torch
 
-from .. import chat
-from ..jsonio import atomic_write_bytes
+from ..artifacts.jsonio import atomic_write_bytes
+from ..episode import chat
 from .errors import CheckpointError, check_fingerprint
 from .packing import Packed, pack_episode
 from .recipe import TrainRecipe, adapted_layers

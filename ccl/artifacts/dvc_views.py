@@ -1,0 +1,71 @@
+"""What DVC's own views show: one small metrics file per configuration (``dvc metrics show`` prints
+them as one compact table, ``dvc metrics diff`` compares experiments) and CSV series for ``dvc
+plots`` (training loss per run, strict success per split with its interval). Every number is
+copied from the analysis summary or a run's step log, never recomputed.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+from pathlib import Path
+
+from ..errors import InputError
+from .jsonio import atomic_write_bytes, read_json, read_jsonl, write_json
+
+
+def metrics(summary: dict) -> dict[str, dict[str, float]]:
+    """Per configuration: strict success in percent by main split and pooled (``all``), and the
+    write-up's (lenient) definition pooled (``all_writeup``)."""
+    out: dict[str, dict[str, float]] = {}
+    for row in summary["success_by_split"]["rows"]:
+        cells = {k: v for k, v in row.items() if isinstance(v, dict) and "mean" in v}
+        out[row["config"]] = {split: cell["mean"] for split, cell in cells.items()}
+    for row in summary["leniency"]["rows"]:
+        if row["split"] == "all" and row["config"] in out:  # the analysis pooled it over the main splits
+            out[row["config"]]["all_writeup"] = row["writeup"]["mean"]
+    return out
+
+
+def success_rows(summary: dict) -> dict[str, list[dict]]:
+    """Per split (main splits and ``all``): each configuration's strict success with its interval."""
+    by_split: dict[str, list[dict]] = {}
+    for row in summary["success_by_split"]["rows"]:
+        for split, cell in row.items():
+            if isinstance(cell, dict) and "mean" in cell:
+                by_split.setdefault(split, []).append(
+                    {"config": row["config"], "strict_success_pct": cell["mean"], "low": cell["low"],
+                     "high": cell["high"], "n": cell["n"]})
+    return by_split
+
+
+def loss_rows(log: Path) -> list[dict]:
+    return [{"step": r["step"], "loss": r["loss"]} for r in read_jsonl(log)]
+
+
+def _csv(rows: list[dict]) -> bytes:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue().encode()
+
+
+def write(summary_path: Path, runs: Path, metrics_dir: Path, plots_dir: Path) -> dict[str, int]:
+    """Rewrite both folders from scratch (a configuration or run that is gone leaves no file behind)."""
+    if not summary_path.is_file():
+        raise InputError(f"{summary_path}: missing; run the analyze stage first")
+    summary = read_json(summary_path)
+    logs = sorted(runs.glob("*/train_log.jsonl"))
+    for folder in (metrics_dir, plots_dir):
+        shutil.rmtree(folder, ignore_errors=True)
+    table = metrics(summary)
+    for config, values in table.items():
+        write_json(metrics_dir / f"{config}.json", values)
+    for split, rows in success_rows(summary).items():
+        atomic_write_bytes(plots_dir / "strict_success" / f"{split}.csv", _csv(rows))
+    for log in logs:
+        rows = loss_rows(log)
+        if rows:
+            atomic_write_bytes(plots_dir / "train_loss" / f"{log.parent.name}.csv", _csv(rows))
+    return {"configs": len(table), "runs": len(logs)}

@@ -1,0 +1,126 @@
+"""Canonical JSON, SHA-256 hashing and atomic writes: the one helper for all artifacts.
+
+Every dataset, episode log and manifest goes through these functions so that the
+same content always gives the same bytes (sorted keys, no spaces, UTF-8, trailing
+newline, gzip mtime 0) and a crash never leaves a half-written file behind.
+"""
+from __future__ import annotations
+
+import glob
+import gzip
+import hashlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def dumps(obj: Any) -> str:
+    """Canonical JSON: sorted keys, compact separators, non-ASCII kept as is."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    return file_digest(path, "sha256", chunk)
+
+
+def file_digest(path: str | Path, algorithm: str, chunk: int = 1 << 20) -> str:
+    """Hex digest of a file's bytes (``sha256`` for our manifests; ``md5`` is what dvc.lock records)."""
+    h = hashlib.new(algorithm)
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def temp_prefix(stem: str) -> str:
+    """The prefix of this process's temporary names for ``stem``: ``.{stem}.{pid}.``; the pid lets a
+    later run tell a killed writer's leftovers from the work of a writer still running."""
+    return f".{stem}.{os.getpid()}."
+
+
+def orphans(folder: Path, stem: str) -> list[Path]:
+    """Temporary files or folders of ``stem`` (see :func:`temp_prefix`) whose writer is gone."""
+    found = []
+    for p in folder.glob(f".{glob.escape(stem)}.*"):
+        pid = p.name[len(stem) + 2:].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            found.append(p)
+    return found
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in orphans(path.parent, path.name):
+        stale.unlink(missing_ok=True)  # left by a writer of this file that was killed
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path.name), suffix=".tmp")
+    try:
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; an artifact gets the usual mode
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def jsonl_bytes(rows: Iterable[Any], compress: bool = False) -> bytes:
+    data = "".join(dumps(r) + "\n" for r in rows).encode("utf-8")
+    if not compress:
+        return data
+    buf = io.BytesIO()
+    # mtime=0 and no file name keep gzip output byte-stable.
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0, filename="") as gz:
+        gz.write(data)
+    return buf.getvalue()
+
+
+def write_jsonl(path: str | Path, rows: Iterable[Any]) -> None:
+    atomic_write_bytes(path, jsonl_bytes(rows, compress=str(path).endswith(".gz")))
+
+
+def write_json(path: str | Path, obj: Any, indent: int | None = 2) -> None:
+    """Human-facing JSON (indented, sorted keys); still byte-stable."""
+    text = json.dumps(obj, sort_keys=True, indent=indent, ensure_ascii=False) + "\n"
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def read_jsonl(path: str | Path) -> Iterator[Any]:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{lineno}: invalid JSON line ({e.msg})") from None
+
+
+def read_json(path: str | Path) -> Any:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)

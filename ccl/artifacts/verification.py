@@ -1,0 +1,105 @@
+"""Recheck the artifacts' manifests (``scripts/verify.py``), anchored in what ``dvc.lock`` records.
+
+Kept apart from :mod:`ccl.artifacts.manifest`, which the stages import to write manifests, so a change here
+reruns no stage.
+"""
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from .dvc_lock import Recorded, Unlisted, recorded_outputs
+from .jsonio import file_digest, read_json, sha256_file
+from .manifest import MANIFEST, describe
+
+FIELDS = ("sha256", "bytes", "rows", "families", "assistant_turns")  # what describe() records of a file
+
+
+def verify_tree(root: Path, scan: list[Path] | None = None, stale: list[str] | None = None) -> list[str]:
+    """Problems found under ``root`` (empty when everything matches), one line each. Two anchors:
+    ``root/dvc.lock`` (in git; absent for a bare tree), whose recorded outputs under ``scan`` must exist
+    with their MD5, so a deleted or edited manifest is named; and every manifest found or recorded,
+    whose every field is recomputed for each file it lists. Lock entries of stages ``dvc.yaml`` no
+    longer defines (``stale``, found when not given) anchor nothing."""
+    root = Path(root)
+    scan = [Path(d) for d in (scan or [root])]
+
+    def inside(path: Path) -> bool:
+        return any(path.resolve().is_relative_to(d.resolve()) for d in scan)
+
+    recorded, unlisted = recorded_outputs(root, stale)
+    recorded = [r for r in recorded if inside(root / r.path)]
+    problems = _check_recorded(root, recorded)
+    problems += [f"UNCHECKED {u.path}/ (dvc.lock records this folder from stage {u.stage}; its file list is not "
+                 f"in the DVC cache: dvc pull)" for u in unlisted if inside(root / u.path)]
+    reported = {line.split()[1] for line in problems}
+    manifests = sorted({m for d in scan if d.exists() for m in d.rglob(MANIFEST)}
+                       | {root / r.path for r in recorded if Path(r.path).name == MANIFEST and (root / r.path).exists()})
+    if not manifests and not recorded:
+        return [f"no {MANIFEST} found under {', '.join(str(d) for d in scan)}"]
+    listed: set[Path] = set()
+    tracked = {(root / u.path).resolve(): u for u in unlisted}
+    for m in manifests:
+        problems += [x for x in _check_manifest(root, m, listed, tracked) if x.split()[1] not in reported]
+    for m in manifests:
+        if m.is_dir():
+            continue
+        for path in sorted(m.parent.rglob("*")):
+            if (path.is_file() and path.name != MANIFEST and not path.name.startswith(".")
+                    and path.resolve() not in listed):
+                problems.append(f"UNEXPECTED {path.relative_to(root).as_posix()} (in no manifest)")
+    return problems
+
+
+def _check_recorded(root: Path, recorded: list[Recorded]) -> list[str]:
+    problems = []
+    for r in recorded:
+        path = root / r.path
+        if not path.is_file():
+            problems.append(f"MISSING {r.path} (dvc.lock records it from stage {r.stage}: `dvc pull` fetches it, "
+                            f"`dvc repro {r.stage}` makes it)")
+        elif file_digest(path, "md5") != r.md5:
+            problems.append(f"MISMATCH {r.path} (its MD5 differs from the one dvc.lock records from stage {r.stage})")
+    return problems
+
+
+def _check_manifest(root: Path, m: Path, listed: set[Path], tracked: dict[Path, Unlisted]) -> list[str]:
+    """One manifest's problems; the files it lists are added to ``listed``. ``tracked``: folders DVC
+    tracks whose listing is not at hand, so a missing file there is named with ``dvc pull``."""
+    shown_m = m.relative_to(root).as_posix()
+    if m.is_dir():
+        return [f"CORRUPT {shown_m} (a folder, not a manifest file)"]
+    try:
+        files = read_json(m).get("files")
+    except (ValueError, AttributeError) as e:
+        return [f"CORRUPT {shown_m} (not a JSON object: {e})"]
+    if not isinstance(files, dict):
+        return [f"CORRUPT {shown_m} ('files' must map relative paths to entries, got {type(files).__name__})"]
+    problems = []
+    for rel, entry in files.items():
+        parts = PurePosixPath(rel).parts
+        if not rel or PurePosixPath(rel).is_absolute() or ".." in parts or "\\" in rel:
+            problems.append(f"REFUSED {shown_m} (entry {rel!r} points outside the manifest's folder)")
+            continue
+        path = m.parent / rel
+        if path.exists() and not path.resolve().is_relative_to(m.parent.resolve()):  # through a symlink
+            problems.append(f"REFUSED {shown_m} (entry {rel!r} resolves outside the manifest's folder)")
+            continue
+        shown = path.relative_to(root).as_posix()
+        if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
+            problems.append(f"CORRUPT {shown_m} (entry {rel!r} has no sha256)")
+            continue
+        listed.add(path.resolve())
+        if not path.is_file():
+            owner = next((u for d, u in tracked.items() if path.resolve().is_relative_to(d)), None)
+            fetch = f"; DVC tracks {owner.path}/ from stage {owner.stage}: `dvc pull` fetches it" if owner else ""
+            problems.append(f"MISSING {shown} (listed in {shown_m}{fetch})")
+            continue
+        digest = sha256_file(path)
+        if digest != entry["sha256"]:  # other bytes: no other field is worth recomputing (or parseable)
+            problems.append(f"MISMATCH {shown} (sha256 {digest[:12]}..., manifest says {entry['sha256'][:12]}...)")
+            continue
+        got = describe(path)
+        wrong = [k for k in FIELDS if entry.get(k) != got.get(k)]
+        if wrong:
+            problems.append(f"MISMATCH {shown} ({', '.join(f'{k} is {got.get(k)!r}, manifest says {entry.get(k)!r}' for k in wrong)})")
+    return problems
