@@ -11,7 +11,7 @@
 
   const loadConfig = (name) => loadData("replayRows", name, R.configs[name].file);
 
-  // The label(s) a decision has on an axis: ccl.replay_analysis's rule.
+  // The label(s) a decision has on an axis: ccl.analysis.replay's rule.
   function labels(r, axis) {
     if (axis === "kind") return [r.kind];
     const tools = Array.from(new Set(r.ready_tools)).sort();
