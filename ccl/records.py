@@ -107,7 +107,7 @@ class DecisionKind(enum.StrEnum):
 
 
 class ReplayVerdict(enum.StrEnum):
-    """The grade of one model action at a decision point (ccl.replay.decisions.grade): exactly one each."""
+    """The grade of one model action at a decision point (ccl.replay.grading.grade): exactly one each."""
 
     PASS = "pass"
     MALFORMED = "malformed"  # the runtime's parser found no action

@@ -247,7 +247,7 @@ def fake_teacher_episodes(pool: list[dict]) -> list[dict]:
     for i, task in enumerate(pool):
         policy = OraclePolicy()
         _, ep, _, _ = next(rollout([task], policy, batch_size=1))
-        rows.append({**transcript_row(task, ep), "pass": 1, "accepted": not i % 2})
+        rows.append({**transcript_row(task, ep, None), "pass": 1, "accepted": not i % 2})
     return rows
 
 

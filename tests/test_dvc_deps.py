@@ -131,6 +131,26 @@ def test_stage_declares_every_module_it_imports(stage, script, deps):
     assert not missing, f"dvc.yaml stage {stage} imports but does not declare: {missing}"
 
 
+# Declared whole although a stage imports only part of it: the report's folder holds the templates and
+# static files its builders read.
+WHOLE_FOLDERS = ("ccl/report",)
+
+
+@pytest.mark.parametrize("stage, script, deps", STAGES, ids=[s[0] for s in STAGES])
+def test_stage_declares_no_module_it_does_not_import(stage, script, deps):
+    """The other half of exactness: a declared module (or every module of a declared folder) is run by
+    the stage, so editing code it never imports does not rerun it."""
+    closure = {p.relative_to(ROOT).as_posix() for p in ccl_closure(ROOT / script)} | {script}
+    extra = []
+    for d in deps:
+        if not d.startswith(("ccl/", "scripts/")) or d.rstrip("/") in WHOLE_FOLDERS:
+            continue
+        path = ROOT / d
+        files = [path] if path.is_file() else sorted(path.rglob("*.py"))
+        extra += [f.relative_to(ROOT).as_posix() for f in files if f.relative_to(ROOT).as_posix() not in closure]
+    assert not extra, f"dvc.yaml stage {stage} declares modules it never imports: {extra}"
+
+
 JUDGING = {"ccl/judge/validate.py", "ccl/judge/answers.py", "ccl/judge/task_facts.py", "ccl/judge/matching.py", "ccl/judge/judging.py",
            "ccl/data/acceptance.py"}
 

@@ -60,10 +60,9 @@ def layer_of(module: str) -> int:
     return best[0]
 
 
-def imports(module: str) -> set[str]:
-    """The ccl modules ``module`` imports (a ``from pkg import name`` names pkg.name when that is a module)."""
-    path = MODULES[module]
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+def imported_names(path: Path, package: str) -> set[str]:
+    """Every module name an import statement in ``path`` names (``package``: where a relative import
+    starts); ``from pkg import name`` names pkg.name when that is a module of ccl, else pkg."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -73,7 +72,18 @@ def imports(module: str) -> set[str]:
             target = ".".join([*base, node.module] if node.module else base)
             subs = {f"{target}.{a.name}" for a in node.names} & set(MODULES)
             found.update(subs or {target})
-    return {m for m in found if m in MODULES and m != module}
+            if subs and len(subs) < len(node.names):  # names that are not submodules come from the package
+                found.add(target)
+    return found
+
+
+def package_of(module: str) -> str:
+    return module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+
+
+def imports(module: str) -> set[str]:
+    """The ccl modules ``module`` imports."""
+    return {m for m in imported_names(MODULES[module], package_of(module)) if m in MODULES and m != module}
 
 
 GRAPH = {m: imports(m) for m in MODULES}
@@ -127,6 +137,29 @@ def test_no_module_imports_a_layer_above_its_own():
 
 def test_there_is_no_import_circle():
     assert cycles(GRAPH) == []
+
+
+def test_every_import_of_the_package_resolves_and_none_reaches_the_scripts():
+    """An import of a ccl module that does not exist (a lazy one that no import-time run reaches) or of
+    scripts/ (the entry points sit above the library) is an error of its own."""
+    unresolved, scripts = [], []
+    for m, path in MODULES.items():
+        for name in imported_names(path, package_of(m)):
+            if name.split(".")[0] == "scripts":
+                scripts.append(f"{m} imports {name}")
+            elif name.split(".")[0] == "ccl" and name not in MODULES:
+                unresolved.append(f"{m} imports {name}")
+    assert not unresolved and not scripts, unresolved + scripts
+
+
+def test_import_names_are_read_as_python_resolves_them(tmp_path):
+    f = tmp_path / "mod.py"
+    f.write_text("from ..records import Task\nfrom . import oracle, rollout\nfrom ..stats import holm, paired\n"
+                 "from .runtime import Episode\nimport numpy\n\ndef later():\n    from ..judge import validate\n")
+    names = imported_names(f, "ccl.episode")
+    assert {"ccl.records", "ccl.episode.oracle", "ccl.episode.rollout", "ccl.stats", "ccl.stats.paired",
+            "ccl.episode.runtime", "ccl.judge.validate", "numpy"} == names
+    # holm is a function of ccl.stats, paired a submodule: both edges are kept
 
 
 def test_the_checks_catch_what_they_are_for():

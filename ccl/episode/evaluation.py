@@ -31,10 +31,11 @@ def strata(task: dict) -> dict:
             "graph_seen": task.get("graph_seen"), "faults": bool(task["faults"])}
 
 
-def transcript_row(task: dict, ep, memory: Any = None) -> dict:
+def transcript_row(task: dict, ep, memory: Any) -> dict:
     """One finished episode: task id, split, strata, token counts and the full record (no verdict).
-    The counts are the model policy's (its memory of the episode); a policy without a model (the
-    oracle, a scripted one) generates none."""
+    The counts are the model policy's (``memory``, its memory of the episode, required so that no
+    caller can drop them by accident); a policy without a model (the oracle's memory, a scripted
+    policy's None) generates none."""
     return {"task_id": task["id"], "dataset": task["dataset"], **strata(task),
             "new_tokens": getattr(memory, "new_tokens", 0), "prompt_tokens": getattr(memory, "prompt_tokens", 0),
             "record": ep.record()}

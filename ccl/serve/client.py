@@ -41,8 +41,9 @@ class ServerPolicy:
     _ids: dict[str, dict[int, list[str]]] = field(default_factory=dict)  # task -> assistant turn -> call ids
 
     def act(self, ep: Episode, memory: None = None) -> str:
-        """The server's reply for the episode's next turn (the server keeps the model's cache; this
-        policy keeps only the call ids of each task's turns, so it needs no per-episode memory)."""
+        """The server's reply for the episode's next turn. The server keeps the model's cache; the call
+        ids this policy gave each task's turns are kept here by task id (``_ids``), as before the
+        memory protocol, since a served episode is never replayed."""
         ids = self._ids.setdefault(ep.task["id"], {})
         messages = [{"role": "system", "content": task_context(ep.task)}, *episode_messages(ep.messages[1:], ids)]
         t0 = time.perf_counter()
