@@ -1,5 +1,6 @@
 """Farm the ruler: the red team's exploits and the faithful paraphrases (ccl.judge.redteam) against the
-validator's strict success, and against strict success less the post-hoc audit's flags.
+validator's strict success, against strict success less the post-hoc audit's flags, and against
+strict success on the answer's normal form (ccl.judge.reading).
 
     python -m scripts.redteam [--seeds 6] [--out experiments/ruler_farming/ruler1.json]
 
@@ -17,16 +18,24 @@ from pathlib import Path
 from ccl.artifacts.boundary import run_stage
 from ccl.artifacts.jsonio import write_json
 from ccl.judge.audit_checks import audit_reasons
+from ccl.judge.reading import read
 from ccl.judge.redteam import EXPLOITS, PARAPHRASE_CASES, farm
 from ccl.judge.validate import validate
 from ccl.world.tasks import TEMPLATES, generate_task
 
 from .layout import ROOT
 
+def on_reading(record: dict) -> dict:
+    """The record with its final answer in ccl.judge.reading's normal form."""
+    return {**record, "final": read(record["final"]).text} if isinstance(record["final"], str) else record
+
+
 JUDGES = {
     "ruler1_strict": lambda task, record: validate(task, record)["success"],
     "ruler1_strict_audited": lambda task, record: (validate(task, record)["success"]
                                                    and not audit_reasons(task, record)),
+    # what reading the answer first (and nothing else) changes
+    "ruler1_strict_on_reading": lambda task, record: validate(task, on_reading(record))["success"],
 }
 
 

@@ -1,0 +1,112 @@
+"""Reading an answer before judging it: one normal form in which a look-alike letter, an invisible
+character, a full-width digit, a typographic minus or a number written in words cannot hide what the
+text says (the first step of the answer judge that issue 37 asks for; ruler 1 does not use it yet).
+
+``read(text)`` returns the normal form and what it had to undo, so a judge can both read the
+plain text and treat the undoing itself as evidence (a word spelled with a Cyrillic letter inside
+an English answer is not an accident). Measured against the red team in experiments/ruler_farming.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# Letters of other scripts drawn like Latin ones (lower and upper case), mapped to the Latin letter.
+LOOKALIKES = str.maketrans({
+    "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c", "\u0443": "y", "\u0445": "x",
+    "\u0456": "i", "\u0458": "j", "\u0455": "s", "\u04bb": "h", "\u0501": "d", "\u051b": "q", "\u051d": "w",
+    "\u0410": "A", "\u0412": "B", "\u0415": "E", "\u041a": "K", "\u041c": "M", "\u041d": "H", "\u041e": "O",
+    "\u0420": "P", "\u0421": "C", "\u0422": "T", "\u0425": "X", "\u0406": "I", "\u0408": "J", "\u0405": "S",
+    "\u03bf": "o", "\u03b1": "a", "\u03b9": "i", "\u03ba": "k", "\u03bd": "v", "\u03c1": "p", "\u03c5": "u",
+    "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0396": "Z", "\u0397": "H", "\u0399": "I", "\u039a": "K",
+    "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P", "\u03a4": "T", "\u03a5": "Y", "\u03a7": "X",
+})
+# Dashes and minus signs that NFKC leaves alone; before a digit they are a minus.
+MINUS_RE = re.compile("[\u2212\u2012\u2013\u2014\u2015\ufe63](?=\\s?\\d)")
+
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+          "sixteen seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+WORD_VALUES = {w: i for i, w in enumerate(_UNITS)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
+_WORD = "|".join(sorted(WORD_VALUES, key=len, reverse=True))
+# "forty-two", "forty two", "seven", "three hundred and five", "a hundred"
+NUMBER_WORDS_RE = re.compile(
+    rf"\b(?:(?P<hundreds>{_WORD}|a)\s+hundred(?:\s+and)?\s*)?(?P<tens>{_WORD})(?:[-\s](?P<ones>{_WORD}))?\b"
+    rf"|\b(?P<bare>{_WORD}|a)\s+hundred\b", re.I)
+BELOW_ZERO_RE = re.compile(r"\b(\d+(?:\.\d+)?)(\s*(?:°\s*[CF]|degrees?(?:\s+(?:celsius|fahrenheit|[CF]))?)?)\s+below\s+(?:zero|0)\b",
+                           re.I)
+CLOCK_12_RE = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*([ap])\.?\s*m\b\.?", re.I)
+
+
+@dataclass(frozen=True)
+class Reading:
+    text: str  # the normal form
+    undone: tuple[str, ...]  # what was undone, in order: invisible, lookalike, minus, number_words, below_zero, clock
+    scripts: frozenset[str]  # writing systems of the letters left that are not Latin (CYRILLIC, GREEK, CJK, ...)
+
+
+def read(text: str) -> Reading:
+    """The normal form of ``text`` (never raises on any string)."""
+    undone: list[str] = []
+    out = unicodedata.normalize("NFKC", text)
+    steps = (("invisible", _drop_invisible), ("lookalike", lambda s: s.translate(LOOKALIKES)),
+             ("minus", lambda s: MINUS_RE.sub("-", s)), ("number_words", _number_words),
+             ("below_zero", _below_zero), ("clock", _clock_24h))
+    for name, step in steps:
+        new = step(out)
+        if new != out:
+            undone.append(name)
+            out = new
+    return Reading(out, tuple(undone), _scripts(out))
+
+
+def _drop_invisible(text: str) -> str:
+    """Format characters (zero-width space and joiners, soft hyphen, direction marks) removed."""
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def _scripts(text: str) -> frozenset[str]:
+    found = set()
+    for ch in text:
+        if ch.isalpha() and not ch.isascii():
+            name = unicodedata.name(ch, "")
+            script = name.split(" ")[0] if name else "UNKNOWN"
+            if script != "LATIN":
+                found.add("CJK" if script.startswith("CJK") else script)
+    return frozenset(found)
+
+
+def _number_words(text: str) -> str:
+    """Numbers written in words as digits, except a lone "one" or "a" (a pronoun or an article)."""
+    def value(m: re.Match) -> str:
+        if m.group("bare"):
+            return str(100 * _word(m.group("bare")))
+        tens, ones, hundreds = _word(m.group("tens")), m.group("ones"), m.group("hundreds")
+        if ones and (tens < 20 or tens % 10 or _word(ones) >= 10):
+            return m.group(0)  # "three four", "twenty twelve": not one number
+        n = tens + (_word(ones) if ones else 0) + (100 * _word(hundreds) if hundreds else 0)
+        lone = None if hundreds or ones else m.group("tens").lower()
+        if lone == "one" or (lone == "zero" and re.search(r"below\s+$", m.string[:m.start()], re.I)):
+            return m.group(0)  # "the cheapest one"; "below zero" is read as a sign below
+        return str(n)
+    return NUMBER_WORDS_RE.sub(value, text)
+
+
+def _word(w: str) -> int:
+    return 1 if w.lower() == "a" else WORD_VALUES[w.lower()]
+
+
+def _below_zero(text: str) -> str:
+    return BELOW_ZERO_RE.sub(lambda m: f"-{m.group(1)}{m.group(2)}", text)
+
+
+def _clock_24h(text: str) -> str:
+    """12-hour times (3:05 PM, 7 am, 12:30 a.m.) as 24-hour HH:MM."""
+    def to24(m: re.Match) -> str:
+        h = int(m.group(1)) % 12 + (12 if m.group(3).lower() == "p" else 0)
+        # "at 5 p.m." ending a sentence: its last period also ends the sentence
+        rest = text[m.end():]
+        end = "." if m.group(0).endswith(".") and (not rest.strip() or re.match(r"\s+[A-Z]", rest)) else ""
+        return f"{h:02d}:{m.group(2) or '00'}{end}"
+    return CLOCK_12_RE.sub(to24, text)
