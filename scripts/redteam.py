@@ -1,6 +1,8 @@
 """Farm the ruler: the red team's exploits and the faithful paraphrases (ccl.judge.redteam) against the
-validator's strict success, against strict success less the post-hoc audit's flags, and against
-strict success on the answer's normal form (ccl.judge.reading).
+validator's strict success, against strict success less the post-hoc audit's flags, against strict
+success on the answer's normal form (ccl.judge.reading), and against that less tool-result
+structure (ccl.judge.structure), recovery that answers no observed failure (ccl.judge.recovery) and
+actions claimed but not done (ccl.judge.actions): the parts of ruler 2 built so far.
 
     python -m scripts.redteam [--seeds 6] [--out experiments/ruler_farming/ruler1.json]
 
@@ -17,13 +19,17 @@ from pathlib import Path
 
 from ccl.artifacts.boundary import run_stage
 from ccl.artifacts.jsonio import write_json
+from ccl.judge.actions import action_reasons
 from ccl.judge.audit_checks import audit_reasons
 from ccl.judge.reading import read
+from ccl.judge.recovery import recovery_reasons
 from ccl.judge.redteam import EXPLOITS, PARAPHRASE_CASES, farm
+from ccl.judge.structure import structure_reasons
 from ccl.judge.validate import validate
 from ccl.world.tasks import TEMPLATES, generate_task
 
 from .layout import ROOT
+
 
 def on_reading(record: dict) -> dict:
     """The record with its final answer in ccl.judge.reading's normal form."""
@@ -36,6 +42,13 @@ JUDGES = {
                                                    and not audit_reasons(task, record)),
     # what reading the answer first (and nothing else) changes
     "ruler1_strict_on_reading": lambda task, record: validate(task, on_reading(record))["success"],
+    # the parts of ruler 2 built so far, on top: no tool-result structure (ccl.judge.structure),
+    # recovery that answers an observed failure (ccl.judge.recovery), actions said and done
+    # (ccl.judge.actions)
+    "ruler2_parts_so_far": lambda task, record: (validate(task, on_reading(record))["success"]
+                                                 and not structure_reasons(record["final"] or "", record)
+                                                 and not recovery_reasons(task, record)
+                                                 and not action_reasons(task, record)),
 }
 
 
