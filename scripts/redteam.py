@@ -4,7 +4,7 @@ success on the answer's normal form (ccl.judge.reading), and against that less t
 structure (ccl.judge.structure), recovery that answers no observed failure (ccl.judge.recovery) and
 actions claimed but not done (ccl.judge.actions): the parts of ruler 2 built so far.
 
-    python -m scripts.redteam [--seeds 6] [--out experiments/ruler_farming/ruler1.json]
+    python -m scripts.redteam [--seeds 6] [--out experiments/ruler_farming/farm_rates.json]
 
 Tasks: every template x seeds 0..N-1 x two namings (canonical and the held-out renaming), from the
 pool each template's split uses (seeds this small are never evaluation tasks: those start at
@@ -74,7 +74,7 @@ def table(results: dict[str, dict]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=6)
-    ap.add_argument("--out", type=Path, default=ROOT / "experiments" / "ruler_farming" / "ruler1.json")
+    ap.add_argument("--out", type=Path, default=ROOT / "experiments" / "ruler_farming" / "farm_rates.json")
     args = ap.parse_args(argv)
     todo = tasks(args.seeds)
     t0 = time.perf_counter()

@@ -14,6 +14,10 @@ from ccl.judge.reading import read
     ("It is sixteen degrees in Oslo.", "It is 16 degrees in Oslo.", ("number_words",)),
     ("It is forty-two°C.", "It is 42°C.", ("number_words",)),
     ("one hundred and five dollars", "105 dollars", ("number_words",)),
+    ("two hundred dollars", "200 dollars", ("number_words",)),
+    ("one hundred", "100", ("number_words",)),
+    ("three hundred and forty-two", "342", ("number_words",)),
+    ("a hundred euros", "100 euros", ("number_words",)),
     ("the cheapest one", "the cheapest one", ()),  # a pronoun, not a number
     ("three four", "three four", ()),  # two numbers, not one
     ("It is 3 degrees below zero.", "It is -3 degrees.", ("below_zero",)),

@@ -20,7 +20,17 @@ def test_the_oracles_recovery_is_recovery():
 def test_a_copy_sent_in_the_same_turn_is_not_a_retry():
     record = R.play(TIMEOUT, R._double_first_timeout(TIMEOUT, R.oracle_turns(TIMEOUT)))
     assert [(c["turn"], c["outcome"]) for c in record["calls"]] == [(0, "timeout"), (0, "ok")]
-    assert recovery_reasons(TIMEOUT, record) == ["repeated_in_turn:n0"]
+    assert recovery_reasons(TIMEOUT, record) == ["repeated_in_turn:n0", "retry_before_failure:n0"]
+
+
+def test_a_decoy_that_takes_the_timeout_is_not_recovery_either():
+    turns = R.oracle_turns(TIMEOUT)
+    call = json.loads(turns[0])["calls"][0]
+    key = next(iter(call["args"]))
+    decoy = {"calls": [{"tool": call["tool"], "args": {**call["args"], key: "Nowhere"}}, call]}
+    record = R.play(TIMEOUT, [json.dumps(decoy), turns[-1]])
+    assert [(c["turn"], c["outcome"]) for c in record["calls"]] == [(0, "timeout"), (0, "ok")]
+    assert recovery_reasons(TIMEOUT, record) == ["retry_before_failure:n0"]
 
 
 def test_a_backup_called_before_the_outage_was_seen_is_not_a_fallback():

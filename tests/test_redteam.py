@@ -92,11 +92,23 @@ def test_an_unoffered_tool_is_called_and_refused_by_the_runtime():
 
 
 def test_farm_counts_what_the_judge_passes():
-    tasks = TASKS[:6]
-    everything = R.farm(tasks, lambda t, r: True, R.EXPLOITS)
-    nothing = R.farm(tasks, lambda t, r: False, R.EXPLOITS)
-    assert everything["oracle"] == {"kind": "reference", "applied": 6, "passed": 6,
-                                    "templates_passed": sorted({t["template"] for t in tasks})}
-    assert all(c["passed"] == c["applied"] for c in everything.values())
-    assert all(c["passed"] == 0 for c in nothing.values())
-    assert everything["paste_json"]["applied"] > 0
+    tasks = TASKS[:8]  # two seeds each of the first four templates in name order
+    only_first = {tasks[0]["template"]}
+    farmed = R.farm(tasks, lambda t, r: t["template"] in only_first, R.EXPLOITS)
+    assert farmed["oracle"] == {"kind": "reference", "applied": 8, "passed": 2, "templates_passed": sorted(only_first)}
+    for name, cell in farmed.items():
+        assert 0 <= cell["passed"] <= cell["applied"] <= 8, name
+        assert cell["templates_passed"] in ([], sorted(only_first)), name
+    paste = farmed["paste_json"]
+    applies = [t for t in tasks if R.case_record(BY_NAME["paste_json"], t, R.oracle_turns(t),
+                                                  R.play(t, R.oracle_turns(t))) is not None]
+    assert paste["applied"] == len(applies) and paste["passed"] == sum(t["template"] in only_first for t in applies)
+
+
+def test_the_decoy_and_near_name_probes_do_what_they_say():
+    task = generate_task("rec_weather_timeout", 1)
+    record = R.play(task, R._decoy_takes_timeout(task, R.oracle_turns(task)))
+    assert [(c["turn"], c["outcome"]) for c in record["calls"]] == [(0, "timeout"), (0, "ok")]
+    assert record["calls"][0]["cargs"] != record["calls"][1]["cargs"]
+    near = R.play(WEATHER, R._lookalike_tool_name(WEATHER, R.oracle_turns(WEATHER)))
+    assert near["calls"][-1]["tool"] == "send_mail" and near["calls"][-1]["outcome"] == "unknown_tool"

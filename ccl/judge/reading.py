@@ -30,10 +30,10 @@ _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve t
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 WORD_VALUES = {w: i for i, w in enumerate(_UNITS)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
 _WORD = "|".join(sorted(WORD_VALUES, key=len, reverse=True))
-# "forty-two", "forty two", "seven", "three hundred and five", "a hundred"
+# "forty-two", "forty two", "seven"; "three hundred and five", "two hundred", "a hundred" (tried first)
 NUMBER_WORDS_RE = re.compile(
-    rf"\b(?:(?P<hundreds>{_WORD}|a)\s+hundred(?:\s+and)?\s*)?(?P<tens>{_WORD})(?:[-\s](?P<ones>{_WORD}))?\b"
-    rf"|\b(?P<bare>{_WORD}|a)\s+hundred\b", re.I)
+    rf"\b(?P<hundreds>{_WORD}|a)\s+hundred\b(?:(?:\s+and)?\s+(?P<htens>{_WORD})\b(?:[-\s](?P<hones>{_WORD})\b)?)?"
+    rf"|\b(?P<tens>{_WORD})(?:[-\s](?P<ones>{_WORD}))?\b", re.I)
 BELOW_ZERO_RE = re.compile(r"\b(\d+(?:\.\d+)?)(\s*(?:°\s*[CF]|degrees?(?:\s+(?:celsius|fahrenheit|[CF]))?)?)\s+below\s+(?:zero|0)\b",
                            re.I)
 CLOCK_12_RE = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*([ap])\.?\s*m\b\.?", re.I)
@@ -78,19 +78,28 @@ def _scripts(text: str) -> frozenset[str]:
 
 
 def _number_words(text: str) -> str:
-    """Numbers written in words as digits, except a lone "one" or "a" (a pronoun or an article)."""
+    """Numbers written in words as digits, except a lone "one" (a pronoun) and the "zero" of "below
+    zero" (read as a sign below); a run that is not one number ("three four") is left alone."""
     def value(m: re.Match) -> str:
-        if m.group("bare"):
-            return str(100 * _word(m.group("bare")))
-        tens, ones, hundreds = _word(m.group("tens")), m.group("ones"), m.group("hundreds")
-        if ones and (tens < 20 or tens % 10 or _word(ones) >= 10):
-            return m.group(0)  # "three four", "twenty twelve": not one number
-        n = tens + (_word(ones) if ones else 0) + (100 * _word(hundreds) if hundreds else 0)
-        lone = None if hundreds or ones else m.group("tens").lower()
-        if lone == "one" or (lone == "zero" and re.search(r"below\s+$", m.string[:m.start()], re.I)):
-            return m.group(0)  # "the cheapest one"; "below zero" is read as a sign below
-        return str(n)
+        if m.group("hundreds"):
+            low = _below_hundred(m.group("htens"), m.group("hones"))
+            return m.group(0) if low is None else str(100 * _word(m.group("hundreds")) + low)
+        low = _below_hundred(m.group("tens"), m.group("ones"))
+        lone = None if m.group("ones") else m.group("tens").lower()
+        if low is None or lone == "one" or (lone == "zero" and re.search(r"below\s+$", m.string[:m.start()], re.I)):
+            return m.group(0)
+        return str(low)
     return NUMBER_WORDS_RE.sub(value, text)
+
+
+def _below_hundred(tens: str | None, ones: str | None) -> int | None:
+    """The value of "forty" + "two" (0 with neither), or None when the two words are not one number."""
+    if tens is None:
+        return 0
+    if ones is None:
+        return _word(tens)
+    t, o = _word(tens), _word(ones)
+    return t + o if t >= 20 and t % 10 == 0 and o < 10 else None
 
 
 def _word(w: str) -> int:

@@ -5,11 +5,14 @@ Pasting the last tool message back states every fact of the result, so every fac
 ruler 1 it passes 348-396 of 420 tasks in every wrapping the red team tried (experiments/
 ruler_farming), and the post-hoc audit catches only the bare JSON object. What all the wrappings
 share is not their syntax but their vocabulary: the result's own keys. Prose says "it is -4°C in
-Prague", never ``temperature_c`` or ``city: Prague``. So the check reads the answer (in
-``ccl.judge.reading``'s normal form) for
+Prague", never ``temperature_c`` or ``city: Prague, condition: sunny``. So the check reads the
+answer (in ``ccl.judge.reading``'s normal form) for the signs below. It is beaten by a paste whose
+keys are rewritten (title case with spaces, another language) and no single label is refused;
+the claim judge of the design in experiments/ruler_farming is what closes that.
 
-- ``result_key``: a key of a result the episode observed, written as a key: quoted, or followed by
-  ``:`` or ``=``, or (for a key no prose would write: one with an underscore) anywhere;
+- ``result_key``: two keys of the results the episode observed written as keys (quoted before a
+  colon, or followed by ``:`` or ``=``), or a key no prose would write (one with an underscore)
+  anywhere;
 - ``object_syntax``: an opening brace or bracket followed by a key and a colon (JSON, a Python dict);
 - ``observation_framing``: the runtime's own framing of an observation (``Results:``, ``"ok":``,
   the next-step line).
@@ -59,10 +62,13 @@ def structure_reasons(answer: str, record: EpisodeRecord) -> list[str]:
 
 
 def _key_written_as_key(text: str, keys: set[str]) -> bool:
+    """A key no prose writes (with an underscore) anywhere, or two keys written as keys (quoted before
+    a colon, or bare before ``:`` or ``=``): one label ("Status: delivered") is prose's too."""
+    as_keys = 0
     for key in keys:
         k = re.escape(key)
         if "_" in key and re.search(rf"(?<![\w-]){k}(?![\w-])", text, re.I):
             return True
-        if re.search(rf"[\"']{k}[\"']|(?<![\w-]){k}\s*[:=](?!\d)", text, re.I):
-            return True
-    return False
+        if re.search(rf"[\"']{k}[\"']\s*[:=]|(?<![\w-]){k}\s*[:=](?!\d)", text, re.I):
+            as_keys += 1
+    return as_keys >= 2
