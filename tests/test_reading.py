@@ -38,7 +38,8 @@ def test_what_reading_undoes(text, expected, undone):
 
 def test_letters_of_other_scripts_are_reported():
     assert read("Vielleicht.").scripts == frozenset()
-    assert read("\u0412\u0441\u0451 \u0445\u043e\u0440\u043e\u0448\u043e").scripts == {"CYRILLIC"}  # no Latin twin for all
+    # a Cyrillic phrase keeps letters with no Latin twin
+    assert read("\u0412\u0441\u0451 \u0445\u043e\u0440\u043e\u0448\u043e").scripts == {"CYRILLIC"}
     assert read("\u5929\u6c14\u5f88\u597d").scripts == {"CJK"}
     assert read("S\u00e3o Paulo").scripts == frozenset()  # Latin with accents is Latin
 

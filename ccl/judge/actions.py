@@ -33,7 +33,8 @@ CLAIMS = {
     "send_email": r"\b(?:sent|e-?mailed|mailed|went out|on its way|forwarded|dispatched)\b",
     "book_flight": r"\bbooked\b|\bbooking (?:is |was |has been )?confirmed\b",
     "delete_file": r"\b(?:deleted|removed|erased|trashed)\b",
-    "issue_refund": r"\b(?:refunded|credited)\b|\brefund (?:has been |was |is )?(?:issued|processed|done|went through)\b"
+    "issue_refund": r"\b(?:refunded|credited)\b"
+                    r"|\brefund (?:has been |was |is )?(?:issued|processed|done|went through)\b"
                     r"|\bprocessed (?:a |the |your )?refund\b",
     "create_event": r"\b(?:added|put) (?:it |this )?(?:to|on|in) (?:your|the) calendar\b"
                     r"|\b(?:created|set up|booked) (?:an? |the )?(?:event|meeting)\b",

@@ -13,15 +13,12 @@ import unicodedata
 from dataclasses import dataclass
 
 # Letters of other scripts drawn like Latin ones (lower and upper case), mapped to the Latin letter.
-LOOKALIKES = str.maketrans({
-    "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c", "\u0443": "y", "\u0445": "x",
-    "\u0456": "i", "\u0458": "j", "\u0455": "s", "\u04bb": "h", "\u0501": "d", "\u051b": "q", "\u051d": "w",
-    "\u0410": "A", "\u0412": "B", "\u0415": "E", "\u041a": "K", "\u041c": "M", "\u041d": "H", "\u041e": "O",
-    "\u0420": "P", "\u0421": "C", "\u0422": "T", "\u0425": "X", "\u0406": "I", "\u0408": "J", "\u0405": "S",
-    "\u03bf": "o", "\u03b1": "a", "\u03b9": "i", "\u03ba": "k", "\u03bd": "v", "\u03c1": "p", "\u03c5": "u",
-    "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0396": "Z", "\u0397": "H", "\u0399": "I", "\u039a": "K",
-    "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P", "\u03a4": "T", "\u03a5": "Y", "\u03a7": "X",
-})
+LOOKALIKES = str.maketrans(
+    "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u04bb\u0501\u051b\u051d\u0410\u0412"
+    "\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0425\u0406\u0408\u0405\u03bf\u03b1\u03b9\u03ba"
+    "\u03bd\u03c1\u03c5\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5"
+    "\u03a7",
+    "aeopcyxijshdqwABEKMHOPCTXIJSoaikvpuABEZHIKMNOPTYX")
 # Dashes and minus signs that NFKC leaves alone; before a digit they are a minus.
 MINUS_RE = re.compile("[\u2212\u2012\u2013\u2014\u2015\ufe63](?=\\s?\\d)")
 
@@ -34,7 +31,8 @@ _WORD = "|".join(sorted(WORD_VALUES, key=len, reverse=True))
 NUMBER_WORDS_RE = re.compile(
     rf"\b(?P<hundreds>{_WORD}|a)\s+hundred\b(?:(?:\s+and)?\s+(?P<htens>{_WORD})\b(?:[-\s](?P<hones>{_WORD})\b)?)?"
     rf"|\b(?P<tens>{_WORD})(?:[-\s](?P<ones>{_WORD}))?\b", re.I)
-BELOW_ZERO_RE = re.compile(r"\b(\d+(?:\.\d+)?)(\s*(?:°\s*[CF]|degrees?(?:\s+(?:celsius|fahrenheit|[CF]))?)?)\s+below\s+(?:zero|0)\b",
+BELOW_ZERO_RE = re.compile(r"\b(\d+(?:\.\d+)?)(\s*(?:°\s*[CF]|degrees?(?:\s+(?:celsius|fahrenheit|[CF]))?)?)"
+                           r"\s+below\s+(?:zero|0)\b",
                            re.I)
 CLOCK_12_RE = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*([ap])\.?\s*m\b\.?", re.I)
 

@@ -156,10 +156,12 @@ ZERO_WIDTH = "\u200b"
 
 ANSWER_CASES: tuple[Case, ...] = (
     Case("paste_json", "paste", _paste(lambda rs: json.dumps(rs[0] if len(rs) == 1 else rs, ensure_ascii=False))),
-    Case("paste_fenced", "paste", _paste(lambda rs: "```json\n" + json.dumps(rs, indent=2, ensure_ascii=False) + "\n```")),
+    Case("paste_fenced", "paste",
+         _paste(lambda rs: "```json\n" + json.dumps(rs, indent=2, ensure_ascii=False) + "\n```")),
     Case("paste_python_dict", "paste", _paste(lambda rs: "; ".join(repr(r) for r in rs))),
     Case("paste_key_value", "paste", _paste(_kv)),
-    Case("paste_with_preamble", "paste", _paste(lambda rs: "Here is what I found: " + json.dumps(rs, ensure_ascii=False))),
+    Case("paste_with_preamble", "paste",
+         _paste(lambda rs: "Here is what I found: " + json.dumps(rs, ensure_ascii=False))),
     Case("candidates_listed", "candidates", _with_number(_neighbours)),
     Case("candidates_or", "candidates", _with_number(
         lambda t, m: _replace_number(t, m, f"{m.group(0)} or {float(m.group(0).replace(',', '.')) + 1:g}"))),
@@ -176,7 +178,8 @@ ANSWER_CASES: tuple[Case, ...] = (
     Case("negation_zero_width", "unicode", _prefix(f"It is n{ZERO_WIDTH}ot the case that ")),
     Case("wrong_entity_id", "wrong_value", _other_id),
     Case("wrong_unit", "wrong_value", _with_number(lambda t, m: t.replace("°C", "°F") if "°C" in t else None)),
-    Case("wrong_sign_fullwidth", "wrong_value", _with_number(lambda t, m: _replace_number(t, m, "\uff0d" + m.group(0).lstrip("-")))),
+    Case("wrong_sign_fullwidth", "wrong_value",
+         _with_number(lambda t, m: _replace_number(t, m, "\uff0d" + m.group(0).lstrip("-")))),
     Case("false_action_claim", "false_claim", _suffix(" I have also emailed this to your team and refunded the order.",
                                                      tuple(Status))),
     Case("declined_but_sent", "false_claim", _suffix(" You declined, but no worries, I sent it anyway.",
