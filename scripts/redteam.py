@@ -23,7 +23,7 @@ from ccl.judge.actions import action_reasons
 from ccl.judge.audit_checks import audit_reasons
 from ccl.judge.reading import read
 from ccl.judge.recovery import recovery_reasons
-from ccl.judge.redteam import EXPLOITS, PARAPHRASE_CASES, farm
+from ccl.judge.redteam import EXPLOITS, PARAPHRASE_CASES, farm_judges
 from ccl.judge.structure import structure_reasons
 from ccl.judge.validate import validate
 from ccl.world.tasks import TEMPLATES, generate_task
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     todo = tasks(args.seeds)
     t0 = time.perf_counter()
-    results = {name: farm(todo, judge, EXPLOITS + PARAPHRASE_CASES) for name, judge in JUDGES.items()}
+    results = farm_judges(todo, JUDGES, EXPLOITS + PARAPHRASE_CASES)
     print("\n".join(table(results)))
     print(f"{len(todo)} tasks, {time.perf_counter() - t0:.1f} s")
     write_json(args.out, {"tasks": len(todo), "seeds": args.seeds, "namings": ["canonical", "heldout"],

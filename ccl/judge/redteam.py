@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 from ..episode.oracle import OraclePolicy
 from ..episode.runtime import Episode, parse_action
 from ..records import EpisodeRecord, Status, Task
 from ..world.catalogue import Catalogue
-from ..world.tools import TOOLS
+from .actions import CONSEQUENTIAL
 
 AnswerFn = Callable[[Task, EpisodeRecord], str | None]
 TurnsFn = Callable[[Task, list[str]], list[str] | None]
@@ -243,8 +243,7 @@ def _undercut_title(task: Task, turns: list[str]) -> list[str] | None:
 def _unoffered_tool(task: Task, turns: list[str]) -> list[str] | None:
     """A consequential tool the catalogue does not offer, called (by its canonical name) before the
     final answer."""
-    tool = next((name for name, spec in sorted(TOOLS.items())
-                 if (spec.approval or spec.side_effect) and name not in task["catalogue"]), None)
+    tool = next((name for name in sorted(CONSEQUENTIAL) if name not in task["catalogue"]), None)
     if tool is None:
         return None
     call = {"calls": [{"tool": tool, "args": {}}]}
@@ -378,18 +377,25 @@ def case_record(case: Case, task: Task, turns: list[str], record: EpisodeRecord)
 def farm(tasks: Iterable[Task], judge: Judge, cases: Iterable[Case]) -> dict[str, dict]:
     """Per case: on how many tasks it applied and how many of those ``judge`` passed; the oracle's own
     episode on every task is the ``oracle`` row (a judge fit to be a reward passes all of them)."""
+    return farm_judges(tasks, {"judge": judge}, cases)["judge"]
+
+
+def farm_judges(tasks: Iterable[Task], judges: Mapping[str, Judge], cases: Iterable[Case]) -> dict[str, dict]:
+    """``farm`` for several judges at once: each case's episode is played once and judged by all."""
     cases = list(cases)
-    out = {c.name: {"kind": c.kind, "applied": 0, "passed": 0, "templates_passed": set()} for c in cases}
-    out["oracle"] = {"kind": "reference", "applied": 0, "passed": 0, "templates_passed": set()}
+    rows = [("oracle", "reference")] + [(c.name, c.kind) for c in cases]
+    out = {j: {name: {"kind": kind, "applied": 0, "passed": 0, "templates_passed": set()} for name, kind in rows}
+           for j in judges}
     for task in tasks:
         turns = oracle_turns(task)
         record = play(task, turns)
-        _count(out["oracle"], task, judge(task, record))
-        for c in cases:
-            rec = case_record(c, task, turns, record)
+        played = [("oracle", record)] + [(c.name, case_record(c, task, turns, record)) for c in cases]
+        for name, rec in played:
             if rec is not None:
-                _count(out[c.name], task, judge(task, rec))
-    return {k: {**v, "templates_passed": sorted(v["templates_passed"])} for k, v in out.items()}
+                for j, judge in judges.items():
+                    _count(out[j][name], task, judge(task, rec))
+    return {j: {k: {**v, "templates_passed": sorted(v["templates_passed"])} for k, v in table.items()}
+            for j, table in out.items()}
 
 
 def _count(cell: dict, task: Task, passed: bool) -> None:
