@@ -19,6 +19,7 @@ from typing import Any, Callable
 from ..artifacts.resume import ChunkLog
 from ..resources import peak_memory_gb
 from .rollout import rollout
+from .runtime import token_counts
 
 # Version of what a resume log holds: 2 = transcript rows without verdicts (a log written in
 # another format is discarded, never mixed in).
@@ -36,9 +37,9 @@ def transcript_row(task: dict, ep, memory: Any) -> dict:
     The counts are the model policy's (``memory``, its memory of the episode, required so that no
     caller can drop them by accident); a policy without a model (the oracle's memory, a scripted
     policy's None) generates none."""
+    new_tokens, prompt_tokens = token_counts(memory)
     return {"task_id": task["id"], "dataset": task["dataset"], **strata(task),
-            "new_tokens": getattr(memory, "new_tokens", 0), "prompt_tokens": getattr(memory, "prompt_tokens", 0),
-            "record": ep.record()}
+            "new_tokens": new_tokens, "prompt_tokens": prompt_tokens, "record": ep.record()}
 
 
 def fingerprint(name: str, model: str | None, backend: str | None, adapter: dict | None, gen,

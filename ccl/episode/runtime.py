@@ -347,6 +347,12 @@ def fresh_memory(policy: Any) -> Any:
     return policy.memory() if hasattr(policy, "memory") else None
 
 
+def token_counts(memory: Any) -> tuple[int, int]:
+    """(generated, prefilled) tokens a policy's memory of an episode counts: a model policy's
+    ``ModelMemory`` counts them; a policy without a model (the oracle, a scripted one) has none."""
+    return getattr(memory, "new_tokens", 0), getattr(memory, "prompt_tokens", 0)
+
+
 def run_episode(task: Task, policy: Policy, approver: Callable = scripted_approver,
                 limits: Limits = Limits(), on_turn: Callable[[Episode], None] | None = None) -> Episode:
     """Drive one episode to the end with one policy."""

@@ -48,7 +48,7 @@ from typing import Any, Callable
 from ..artifacts.inputs import read_rows
 from ..episode.oracle import OraclePolicy, OracleState
 from ..episode.rollout import act_batch
-from ..episode.runtime import Episode, format_action, fresh_memory
+from ..episode.runtime import Episode, format_action, fresh_memory, token_counts
 from ..errors import InputError, StageError
 from ..records import CallOutcome, DecisionKind, Status, Task
 from ..world.tools import TOOLS
@@ -206,6 +206,7 @@ def answer_decisions(tasks: dict[str, Task], golden: list[dict], policy, batch_s
     # the oracle goes on from the memory it built along the prefix; any other policy starts afresh
     memories = [memory if oracle else fresh_memory(policy) for _, memory in live]
     texts = act_all(policy, eps, memories, batch_size, progress)
+    counts = [token_counts(m) for m in memories]
     return [{"task_id": d["task_id"], "dataset": d["dataset"], "index": d["index"], "text": text,
-             "new_tokens": getattr(m, "new_tokens", 0), "prompt_tokens": getattr(m, "prompt_tokens", 0)}
-            for d, m, text in zip(golden, memories, texts)]
+             "new_tokens": new, "prompt_tokens": prompt}
+            for d, (new, prompt), text in zip(golden, counts, texts)]

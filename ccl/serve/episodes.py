@@ -14,7 +14,7 @@ from typing import Any
 from ..artifacts.jsonio import dumps, read_jsonl
 from ..episode.oracle import OraclePolicy
 from ..episode.prompt import system_prompt
-from ..episode.runtime import Episode, Limits, fresh_memory, scripted_approver
+from ..episode.runtime import Episode, Limits, fresh_memory, scripted_approver, token_counts
 from ..judge.validate import validate
 from ..policy.base import ModelPolicy
 from .app import ApiError, App
@@ -114,9 +114,9 @@ async def episode_events(app: App, req: EpisodeRequest):
         if hasattr(policy, "release"):
             policy.release(memory)  # drop the KV cache, also when the client went away
     record = ep.record()
+    new_tokens, prompt_tokens = token_counts(memory)
     yield {"event": "end", "verdict": validate(task, record), "record": record,
-           "usage": {"prompt_tokens": getattr(memory, "prompt_tokens", 0),
-                     "completion_tokens": getattr(memory, "new_tokens", 0)}}
+           "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": new_tokens}}
 
 
 def finite(obj: Any) -> Any:
