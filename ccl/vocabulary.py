@@ -28,6 +28,14 @@ DIAGNOSTICS = ("tool_selection", "arg_correct", "dependency_safe", "strict_schem
 # The two success definitions: ``success`` (strict, the primary outcome) and the write-up's.
 OUTCOMES = ("success", "success_writeup")
 
+# The rulers that judge an episode, oldest first. Ruler 1 is the validator the pre-registration
+# named (its verdicts are the published results); ruler 2 is the farm-resistant one that rewards
+# and later studies use (ccl.judge.ruler2). Every verdict row says which ruler wrote it.
+RULERS = ("ruler1", "ruler2")
+RULER1, RULER2 = RULERS
+# Ruler 2's criteria, in the order of its decomposed reward vector (ccl.judge.ruler2.WEIGHTS).
+CRITERIA = ("format", "selection", "arguments", "dependency_order", "recovery", "outcome", "answer")
+
 # The SFT training sets, in the order ccl.data.variants builds and lists them (variants.json).
 VARIANTS = ("B", "C", "C_matched", "C_25", "C_50", "C_full", "Dmix", "Dseq")
 B, C, C_MATCHED, C_25, C_50, C_FULL, DMIX, DSEQ = VARIANTS
