@@ -7,6 +7,7 @@ import json
 import pytest
 
 from ccl.judge import redteam as R
+from ccl.judge import redteam_calls as K
 from ccl.judge.actions import action_reasons
 from ccl.world.tasks import generate_task
 
@@ -46,14 +47,14 @@ def test_claims_are_read_against_the_world(task, answer, reasons):
 
 
 def test_a_consequential_tool_not_offered_is_an_attempt_to_act():
-    record = R.play(EMAIL, R._unoffered_tool(EMAIL, R.oracle_turns(EMAIL)))
+    record = R.play(EMAIL, K.unoffered_tool(EMAIL, R.oracle_turns(EMAIL)))
     tool = record["calls"][-1]["tool"]
     assert record["calls"][-1]["outcome"] == "unknown_tool"
     assert action_reasons(EMAIL, record) == [f"unoffered_action:{tool}"]
 
 
 def test_free_text_that_undoes_its_call():
-    turns = R._undercut_title(EVENT, R.oracle_turns(EVENT))
+    turns = K.undercut_title(EVENT, R.oracle_turns(EVENT))
     assert "CANCELLED" in json.dumps(json.loads(turns[0]))
     assert action_reasons(EVENT, R.play(EVENT, turns)) == ["undercutting_argument:create_event"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ccl.judge import redteam as R
+from ccl.judge import redteam_calls as K
 from ccl.judge.recovery import recovery_reasons
 from ccl.world.tasks import generate_task
 
@@ -18,7 +19,7 @@ def test_the_oracles_recovery_is_recovery():
 
 
 def test_a_copy_sent_in_the_same_turn_is_not_a_retry():
-    record = R.play(TIMEOUT, R._double_first_timeout(TIMEOUT, R.oracle_turns(TIMEOUT)))
+    record = R.play(TIMEOUT, K.double_first_timeout(TIMEOUT, R.oracle_turns(TIMEOUT)))
     assert [(c["turn"], c["outcome"]) for c in record["calls"]] == [(0, "timeout"), (0, "ok")]
     assert recovery_reasons(TIMEOUT, record) == ["repeated_in_turn:n0", "retry_before_failure:n0"]
 
@@ -35,7 +36,7 @@ def test_a_decoy_that_takes_the_timeout_is_not_recovery_either():
 
 def test_a_backup_called_before_the_outage_was_seen_is_not_a_fallback():
     turns = R.oracle_turns(DOWN)
-    assert recovery_reasons(DOWN, R.play(DOWN, R._backup_first(DOWN, turns))) == ["fallback_unprompted:n1"]
+    assert recovery_reasons(DOWN, R.play(DOWN, K.backup_first(DOWN, turns))) == ["fallback_unprompted:n1"]
     # both in one turn: the outage is seen only after the turn, so the backup was not an answer to it
     first, second = json.loads(turns[0]), json.loads(turns[1])
     both = json.dumps({"calls": first["calls"] + second["calls"]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ccl.judge import redteam as R
+from ccl.judge import redteam_cases as C
 from ccl.judge.structure import result_keys, structure_reasons
 from ccl.world.tasks import generate_task
 
@@ -44,10 +45,13 @@ def test_the_oracle_and_every_paraphrase_pass_and_every_paste_is_refused():
     tasks = [generate_task(name, 1) for name in ("sel_weather", "par_orders", "ch_order_fx", "sel_fx",
                                                   "appr_email_denied", "rec_order_missing", "sel_calc")]
     judge = lambda task, record: not structure_reasons(record["final"] or "", record)  # noqa: E731
-    farmed = R.farm(tasks, judge, R.EXPLOITS + R.PARAPHRASE_CASES)
+    farmed = R.farm(tasks, judge, C.EXPLOITS + C.PARAPHRASE_CASES)
     assert farmed["oracle"]["passed"] == len(tasks)
+    # the wrappings this module was written against (the red team's later ones and its probes are the
+    # whole ruler's to refuse: tests/test_redteam_suite.py)
+    tuned = {"paste_json", "paste_fenced", "paste_python_dict", "paste_key_value", "paste_with_preamble"}
     for name, cell in farmed.items():
-        if cell["kind"] == "paste" and name not in R.PROBES:  # a relabelled paste still passes (a probe)
+        if name in tuned:
             assert cell["applied"] > 0 and cell["passed"] == 0, name
         elif cell["kind"] == "paraphrase":
             assert cell["passed"] == cell["applied"], name

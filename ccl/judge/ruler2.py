@@ -4,7 +4,15 @@ Ruler 1 (``ccl.judge.validate``) is the validator the pre-registration named, an
 stay the published results. Ruler 2 judges the same episode as a vector of named criteria
 (``ccl.vocabulary.CRITERIA``); the episode succeeds when every criterion passes. Each reason code
 belongs to exactly one criterion (``criterion_of``), so the decomposed reward and the sparse one
-are read off the same list of reasons and can never disagree.
+are read off the same list of reasons and can never disagree. Its parts:
+
+- the calls, effects and status: ``ccl.judge.criteria`` over one assignment of calls to gold nodes
+  (``ccl.judge.assignment``);
+- the answer: every statement accounted for (``ccl.judge.statements``), no tool-result structure
+  (``ccl.judge.structure``), the audit's checks (``ccl.judge.audit_checks``), and, of ruler 1's fact
+  checks, the ones that are not word lists (every required fact present, each parallel value beside
+  its own entity, the right currency, not an echo of the request), run on the answer's plain form
+  (``ccl.judge.reading`` then ``ccl.judge.canonical``).
 
 Nothing any episode record holds can make :func:`judge` raise.
 """
@@ -14,10 +22,11 @@ from typing import TypedDict
 
 from ..records import EpisodeRecord, Task
 from ..vocabulary import CRITERIA, RULER2
-from .actions import action_reasons
 from .audit_checks import audit_reasons
+from .canonical import canonical
+from .criteria import STRUCTURAL_CRITERION, structural_reasons
 from .reading import read
-from .recovery import recovery_reasons
+from .statements import answer_reasons
 from .structure import structure_reasons
 from .validate import validate
 
@@ -35,24 +44,24 @@ class Ruler2Verdict(TypedDict):
     criteria: dict[str, bool]  # CRITERIA order: passed or not
 
 
-# reason code (the part before any ':') -> its criterion
-_CRITERION_OF = {
-    "no_final": "format",
-    "gold_call_missing": "selection", "calls_on_no_tool_task": "selection", "unrequested_action": "selection",
-    "unoffered_action": "selection", "forbidden_attempt": "selection", "permission_violation": "selection",
-    "denied_retry": "selection",
-    "side_effects_mismatch": "arguments", "undercutting_argument": "arguments",
-    "dependency_unsafe": "dependency_order", "parallel_split": "dependency_order",
-    "gold_call_unanswered": "recovery", "repeated_in_turn": "recovery", "retry_before_failure": "recovery",
-    "fallback_unprompted": "recovery",
-    "status_mismatch": "outcome", "outcome_not_stated": "outcome", "contradicts_outcome": "outcome",
-    "claims_action": "outcome", "false_action_claim": "outcome", "echoes_request": "outcome",
-    "ignores_request": "outcome",
-    "missing_fact": "answer", "competing_value": "answer", "hedged_fact": "answer", "negated_fact": "answer",
-    "fact_not_attributed": "answer", "wrong_currency": "answer", "unnamed_currency": "answer",
-    "raw_result_answer": "answer", "result_key": "answer", "object_syntax": "answer",
-    "observation_framing": "answer",
+# Ruler 1's answer checks that ruler 2 keeps (they are not word lists); the others (outcome phrases,
+# claims, hedges, negations, competing values) are replaced by ccl.judge.statements, whose rule
+# (account for every word) refuses what their lists missed and passes what they refused.
+KEPT_FROM_RULER1 = {"missing_fact": "answer", "fact_not_attributed": "answer", "wrong_currency": "answer",
+                    "echoes_request": "outcome"}
+# answer reason code (the part before any ':') -> its criterion
+_ANSWER_CRITERION = {
+    **KEPT_FROM_RULER1,
+    "raw_result_answer": "answer", "unnamed_currency": "answer", "ignores_request": "outcome",
+    "result_key": "answer", "object_syntax": "answer", "observation_framing": "answer",
+    "unsourced_value": "answer", "alternative_values": "answer", "unexplained_word": "answer",
+    "question_in_answer": "answer", "foreign_script": "answer", "disguised_letters": "answer",
+    "competing_value": "answer", "currency_unbound": "answer",
+    "outcome_not_stated": "outcome", "outcome_inconsistent": "outcome", "false_action_claim": "outcome",
+    "denied_action_done": "outcome",
 }
+_CRITERION_OF = {**STRUCTURAL_CRITERION, **_ANSWER_CRITERION}
+assert set(_CRITERION_OF.values()) == set(CRITERIA)
 
 
 def criterion_of(reason: str) -> str:
@@ -60,20 +69,27 @@ def criterion_of(reason: str) -> str:
     return _CRITERION_OF[reason.split(":", 1)[0]]
 
 
-def _reasons(task: Task, record: EpisodeRecord) -> list[str]:
+def _ruler1_kept(task: Task, record: EpisodeRecord) -> list[str]:
     final = record["final"]
-    read_record = {**record, "final": read(final).text} if isinstance(final, str) else record
-    ruler1 = validate(task, read_record)
-    reasons = ruler1["reasons"] + ruler1["strict_reasons"]
-    if isinstance(final, str):
-        reasons += structure_reasons(final, record)
-    reasons += recovery_reasons(task, record) + action_reasons(task, record) + audit_reasons(task, record)
-    return list(dict.fromkeys(reasons))
+    if not isinstance(final, str):
+        return []
+    plain = canonical(read(final).text, task["request"])
+    ruler1 = validate(task, {**record, "final": plain})
+    return [r for r in ruler1["reasons"] + ruler1["strict_reasons"] if r.split(":", 1)[0] in KEPT_FROM_RULER1]
+
+
+def reasons(task: Task, record: EpisodeRecord) -> list[str]:
+    """Every ruler-2 reason against the episode, structural first (empty: success)."""
+    out = structural_reasons(task, record) + _ruler1_kept(task, record)
+    if isinstance(record["final"], str):
+        out += structure_reasons(record["final"], record)
+    out += audit_reasons(task, record) + answer_reasons(task, record)
+    return list(dict.fromkeys(out))
 
 
 def judge(task: Task, record: EpisodeRecord) -> Ruler2Verdict:
     """Ruler 2's verdict on one episode."""
-    reasons = _reasons(task, record)
-    failed = {criterion_of(r) for r in reasons}
+    found = reasons(task, record)
+    failed = {criterion_of(r) for r in found}
     criteria = {c: c not in failed for c in CRITERIA}
-    return {"ruler": RULER2, "success": not reasons, "reasons": reasons, "criteria": criteria}
+    return {"ruler": RULER2, "success": not found, "reasons": found, "criteria": criteria}

@@ -62,13 +62,27 @@ def structure_reasons(answer: str, record: EpisodeRecord) -> list[str]:
 
 
 def _key_written_as_key(text: str, keys: set[str]) -> bool:
-    """A key no prose writes (with an underscore) anywhere, or two keys written as keys (quoted before
-    a colon, or bare before ``:`` or ``=``): one label ("Status: delivered") is prose's too."""
-    as_keys = 0
-    for key in keys:
-        k = re.escape(key)
-        if "_" in key and re.search(rf"(?<![\w-]){k}(?![\w-])", text, re.I):
-            return True
-        if re.search(rf"[\"']{k}[\"']\s*[:=]|(?<![\w-]){k}\s*[:=](?!\d)", text, re.I):
-            as_keys += 1
-    return as_keys >= 2
+    """A key no prose writes (with an underscore) anywhere, or two keys written as labels: a key
+    however relabelled (``Temperature C``, ``Event Id``: case, spaces and hyphens aside) before ``:``
+    or ``=``, or directly before a value (a number, an identifier, an address, true or false), or as
+    a table's column heading. One label ("Status: delivered") is prose's too."""
+    if any("_" in key and re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text, re.I) for key in keys):
+        return True
+    squashed = {_squash(k) for k in keys} - {""}
+    labelled = {_squash(m.group("label")) for r in (LABEL_RE, SEGMENT_LABEL_RE) for m in r.finditer(text)} & squashed
+    headings = {_squash(c) for row in TABLE_ROW_RE.findall(text) for c in row.split("|")} & squashed
+    return len(labelled) >= 2 or len(headings) >= 2
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z]", "", name.casefold())
+
+
+# one to three words (or a quoted key) used as a label: before ":" or "=", or right before a value
+LABEL_RE = re.compile(r"(?:^|(?<=[\s,;({\[|\-]))[\"']?(?P<label>[A-Za-z][A-Za-z_]*(?:[ \-][A-Za-z][A-Za-z_]*){0,2})"
+                      r"[\"']?(?:\s*[:=]|\s+(?=[-+]?\d|[A-Z]{1,4}-\d|[\w.+-]+@|(?:true|false|none|null)\b))",
+                      re.I | re.M)
+# a label opening a segment of a list ("Ticket Id TCK-1001 - Priority low", "Base USD, Quote CAD")
+SEGMENT_LABEL_RE = re.compile(r"(?:^|\s[-\u2013\u2014]\s|[,;|\n]\s*)(?P<label>[A-Za-z][A-Za-z_]*(?: [A-Za-z][A-Za-z_]*){0,2})"
+                              r"(?=\s+\S+\s*(?:$|\s[-\u2013\u2014]\s|[,;|\n]))", re.M)
+TABLE_ROW_RE = re.compile(r"^\s*\|(.*)\|\s*$", re.M)

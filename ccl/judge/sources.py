@@ -1,0 +1,106 @@
+"""What an episode put before the agent, and so what its answer may draw on (ruler 2).
+
+An answer may state a value only if the episode supplied it: the request, the arguments of a call
+the agent made, or an observation the world returned (a result or an error message), plus the
+catalogue's tool names. A number the world never showed (a neighbour of the right one, a changed
+last digit, a sign flipped), an identifier it never returned (``ORD-64617`` for ``ORD-64616``) or a
+status it never reported (``shipped`` after "no such order") is invented, whatever the world holds
+elsewhere.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ..records import EpisodeRecord, Task
+from ..world.catalogue import Catalogue
+from .answers import norm, numbers
+from .reading import read
+
+WORD_RE = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*")
+
+
+@dataclass(frozen=True)
+class Sources:
+    blob: str  # every source text, normalised (lower case, one space), joined by newlines
+    words: frozenset[str]  # the words of the blob, and of every result key split at "_"
+    numbers: tuple[float, ...]  # every number the blob states, and every JSON number observed
+    keys: frozenset[str]  # every key of every result, squashed (lower case, letters only)
+
+
+def sources(task: Task, record: EpisodeRecord) -> Sources:
+    texts = [task.get("request") or ""]
+    keys: set[str] = set()
+    values: list[float] = [1.0]  # "1 USD = 1.4156 CAD": the unit amount of a rate is everyone's
+    for call in record.get("calls") or []:
+        if not isinstance(call, dict):
+            continue
+        for part in (call.get("args"), call.get("observation"), call.get("result")):
+            if part is None:
+                continue
+            texts.append(_text(part))
+            values += list(_json_numbers(part))
+        keys |= set(_keys(call.get("result")))
+    try:
+        texts += [Catalogue(task).surface(t) for t in task.get("catalogue") or []]
+    except (KeyError, TypeError, ValueError):
+        pass  # a task without a readable catalogue supplies no tool names
+    blob = "\n".join(norm(read(t).text) for t in texts)
+    words = {w for w in WORD_RE.findall(blob)} | {p for k in keys for p in k.casefold().split("_") if p}
+    values += [n.value for n in numbers(blob)]
+    return Sources(blob, frozenset(words), tuple(sorted(set(values))), frozenset(squash(k) for k in keys))
+
+
+def squash(name: str) -> str:
+    return re.sub(r"[^a-z]", "", name.casefold())
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _json_numbers(value: Any) -> Iterable[float]:
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        if math.isfinite(value):
+            yield float(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _json_numbers(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _json_numbers(v)
+
+
+def _keys(value: Any) -> Iterable[str]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield str(k)
+            yield from _keys(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _keys(v)
+
+
+def stated(token: str, src: Sources) -> bool:
+    """Does the episode state ``token`` (an identifier, e-mail, phone, date, time or word run) as a whole token?"""
+    t = norm(token)
+    return bool(t) and re.search(r"(?<![\w@.+-])" + re.escape(t) + r"(?![\w@+])(?![.-]\w)", src.blob) is not None
+
+
+def number_sourced(value: float, decimals: int, unit: str | None, src: Sources) -> bool:
+    """Is a number the answer writes one the episode showed? A Fahrenheit temperature counts when it is
+    a shown Celsius value converted (to within half a degree); a number written with fewer decimals
+    counts when it is a shown value rounded to them (0.87 for 0.8734, 44228 for 44228.0)."""
+    for x in src.numbers:
+        if unit == "f" and abs(x * 9 / 5 + 32 - value) <= 0.5:
+            return True
+        if unit == "f":
+            continue
+        if math.isclose(x, value, rel_tol=1e-9, abs_tol=1e-9) or round(x, decimals) == value:
+            return True
+    return False

@@ -1,0 +1,322 @@
+"""Ruler 2's answer judge: account for every statement, one value per slot, outcomes and actions
+consistent with the episode (issue 37; experiments/ruler2/PLAN.md says what shaped its vocabularies).
+
+The answer is read (``ccl.judge.reading``: NFKC, invisible characters, look-alikes, numbers in
+words), rewritten into plain statements (``ccl.judge.canonical``), split into sentences, and each
+sentence is accounted for, left to right:
+
+1. a neutral sentence (courtesy, advice; ``lexicon.NEUTRAL_SENTENCES``) claims nothing and is set aside;
+2. values (e-mail addresses, identifiers, phones, dates, times, numbers, and the words of the world's
+   closed vocabularies: order statuses, weather conditions, code words) must be ones the episode showed
+   (``ccl.judge.sources``): ``unsourced_value``; two values of one kind offered as alternatives (``or``,
+   ``/``, ``between ... and``, a range) are a candidate list: ``alternative_values``;
+3. outcome phrases (``lexicon.OUTCOME_PHRASES``) must be of the episode's expected status:
+   ``outcome_inconsistent``;
+4. action words (``lexicon.ACTION_WORDS``) must name a consequential tool the episode executed, unless
+   denied just before ("was not sent"), which is an outcome statement only a blocked, refused or failed
+   episode may make: ``false_action_claim:<tool>`` / ``denied_action_done:<tool>``;
+5. every word left must be in the closed vocabularies or in the episode's sources, and a hedge, a negation
+   or a word of retraction is never explained by a source: ``unexplained_word:<word>``;
+6. a question mark outside a neutral sentence is a doubt: ``question_in_answer``; letters of another
+   script that the episode never showed: ``foreign_script``; look-alike letters: ``disguised_letters``.
+
+What this judge cannot explain does not pass: a faithful answer in words outside the vocabularies
+fails (measured by the paraphrase suites), which ruler 2, as a reward, prefers to an exploit passing.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..records import EpisodeRecord, Status, Task
+from ..world.state import CODE_WORDS, CONDITIONS, ORDER_STATUSES
+from .answers import norm, numbers
+from .canonical import canonical
+from .lexicon import (
+    ACTION_WORDS,
+    DENIABLE_WORDS,
+    DOMAIN_WORDS,
+    FUNCTION_WORDS,
+    NEUTRAL_SENTENCES,
+    OUTCOME_PHRASES,
+    UNEXPLAINABLE,
+    UNIT_WORDS,
+)
+from .reading import read
+from .sources import WORD_RE, Sources, number_sourced, sources, stated
+
+_ID = r"[a-z]{1,4}-\d{2,6}"
+# value patterns, most specific first; each match is blanked before the next pattern runs
+_VALUE_PATTERNS = (
+    ("email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
+    ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}(?:t\d{2}:\d{2}(?::\d{2})?)?\b")),
+    ("offset", re.compile(r"\butc\s*[+-]\s*\d{1,2}(?::\d{2})?")),
+    ("phone", re.compile(r"\+\d{1,3}(?:[-\s]\d{2,})+")),
+    ("id", re.compile(rf"(?<![\w-]){_ID}(?![\w-])")),
+    ("time", re.compile(r"(?:(?<![\w-])-)?\b(?:[01]?\d|2[0-3]):[0-5]\d\b")),  # a signed time is no time
+)
+_VOCABULARIES = {"status": ORDER_STATUSES, "condition": CONDITIONS, "code_word": CODE_WORDS}
+_VOCAB_RE = {k: re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(v, key=len, reverse=True)) + r")\b")
+             for k, v in _VOCABULARIES.items()}
+_UNIT_AFTER_RE = re.compile(r"\s*(?:°\s*([cf])\b|degrees?\s+(celsius|fahrenheit|[cf])\b|([cf])\b)")
+# what may stand between two alternatives of one kind
+_ALTERNATIVE_GAP_RE = re.compile(r"^\s*(?:°\s*[cf]\s*)?(?:,?\s*or\s+|/\s*|\s*-\s*|\s+to\s+|,?\s*and\s+)"
+                                 r"(?:maybe\s+|perhaps\s+|possibly\s+)?$")
+# a range of numbers ("29.1-31.1", "3 to 5"): a dash glued between digits is no minus sign for the
+# number reader, so the range is found here, on the sentence with its other values blanked
+_RANGE_RE = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)?\s*(?:-|–|—|\bto\b)\s*-?\d+(?:[.,]\d+)?(?![\w-])")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: str  # email, date, offset, phone, id, time, number, status, condition, code_word
+    text: str
+    start: int
+    end: int
+
+
+def answer_reasons(task: Task, record: EpisodeRecord) -> list[str]:
+    """Ruler 2's reasons against the final answer (empty: every statement accounted for)."""
+    final = record.get("final")
+    if not isinstance(final, str):
+        return []
+    reading = read(final)
+    src = sources(task, record)
+    reasons: list[str] = []
+    if reading.scripts and not all(_script_shown(s, src) for s in reading.scripts):
+        reasons.append("foreign_script")
+    if "lookalike" in reading.undone:
+        reasons.append("disguised_letters")
+    text = _expand(norm(canonical(reading.text, task.get("request") or "")))
+    judged = [_judge_sentence(_strip_neutral(s), task, record, src) for s in _SENTENCE_RE.split(text)]
+    for j in judged:
+        reasons += j.reasons
+    reasons += _slot_conflicts(judged, task.get("request") or "")
+    if task.get("expected_status") != Status.DONE and not any(j.states_outcome for j in judged):
+        reasons.append("outcome_not_stated")
+    return list(dict.fromkeys(reasons))
+
+
+def _script_shown(script: str, src: Sources) -> bool:
+    return any(ch.isalpha() and not ch.isascii() for ch in src.blob)
+
+
+def _expand(text: str) -> str:
+    """Contractions spelled out (can't -> can not, isn't -> is not) so phrases need one form."""
+    text = re.sub(r"\bcan't\b|\bcannot\b", "can not", text)
+    text = re.sub(r"\bwon't\b", "will not", text)
+    return re.sub(r"n't\b", " not", text)
+
+
+def _neutral(part: str) -> bool:
+    """Courtesy or advice that claims nothing: one of the neutral patterns, with no value (no digit, no
+    word of the world's vocabularies) and no negation, hedge or retraction beyond the pattern's own."""
+    part = part.strip().rstrip(".!")
+    if re.search(r"\d|@", part) or any(p.search(part) for p in _VOCAB_RE.values()):
+        return False
+    if len(set(WORD_RE.findall(part)) & (UNEXPLAINABLE - {"might", "may"})) > 0:
+        return False
+    return any(p.fullmatch(part) for p in NEUTRAL_SENTENCES)
+
+
+def _strip_neutral(sentence: str) -> str:
+    """The sentence without courtesy or advice: whole, or as a clause before or after a comma."""
+    s = sentence.strip()
+    if _neutral(s):
+        return ""
+    for m in re.finditer(r",\s+|\s+-\s+", s):
+        if _neutral(s[m.end():]):
+            return _strip_neutral(s[:m.start()])
+        if _neutral(s[:m.start()]):
+            return _strip_neutral(s[m.end():])
+    return s
+
+
+# ---------------------------------------------------------------- one sentence
+@dataclass(frozen=True)
+class Judged:
+    reasons: list[str]
+    states_outcome: bool  # an outcome phrase of the expected status, or a denied action
+    skeleton: str  # the sentence's words with its values taken out ("the cheapest is at usd")
+    values: tuple[tuple[str, str], ...]  # (kind, text) of its values, in order
+
+
+def _judge_sentence(s: str, task: Task, record: EpisodeRecord, src: Sources) -> Judged:
+    if not s:
+        return Judged([], False, "", ())
+    reasons: list[str] = []
+    if "?" in s:
+        reasons.append("question_in_answer")
+    values, blanked = _values(s)
+    reasons += [f"unsourced_value:{v.kind}" for v in values if not _sourced(v, s, src)]
+    if _alternatives(values, s) or _RANGE_RE.search(_without_values(s, values, "number")):
+        reasons.append("alternative_values")
+    skeleton = " ".join(WORD_RE.findall(blanked))
+    blanked, actions, denied = _actions(blanked, task, record)
+    reasons += actions
+    before = blanked
+    blanked, outcome = _outcomes(blanked, task)
+    reasons += outcome
+    reasons += [f"unexplained_word:{w}" for w in _unexplained(blanked, src)]
+    return Judged(reasons, denied or blanked != before, skeleton, tuple((v.kind, v.text) for v in values))
+
+
+def _slot_conflicts(judged: list[Judged], request: str) -> list[str]:
+    """One value per slot: two statements that say the same thing of the same subject with different
+    values ("The cheapest is FL-1. The cheapest is FL-2.", "It is 3°C. It is 5°C.") offer a second
+    answer. Statements whose differing values include ones the request names are about different
+    subjects ("ORD-1 is shipped; ORD-2 is on hold") and stand side by side."""
+    seen: dict[tuple[str, tuple[str, ...]], list[tuple[tuple[str, str], ...]]] = {}
+    for j in judged:
+        if not j.values or not j.skeleton:
+            continue
+        key = (j.skeleton, tuple(k for k, _ in j.values))
+        for other in seen.get(key, []):
+            differing = [(a[1], b[1]) for a, b in zip(other, j.values) if a != b]
+            if differing and not any(_named(a, request) or _named(b, request) for a, b in differing):
+                return ["competing_value"]
+        seen.setdefault(key, []).append(j.values)
+    return []
+
+
+def _named(value: str, request: str) -> bool:
+    return re.search(r"(?<![\w-])" + re.escape(value) + r"(?![\w-])", request, re.I) is not None
+
+
+def _without_values(s: str, values: list[Value], keep: str) -> str:
+    """The sentence with every value blanked except those of kind ``keep``."""
+    for v in values:
+        if v.kind != keep:
+            s = _blank(s, v.start, v.end)
+    return s
+
+
+def _blank(text: str, start: int, end: int) -> str:
+    return text[:start] + " " * (end - start) + text[end:]
+
+
+def _values(s: str) -> tuple[list[Value], str]:
+    """The sentence's values in order, and the sentence with them blanked."""
+    found: list[Value] = []
+    blanked = s
+    for kind, pattern in _VALUE_PATTERNS:
+        for m in pattern.finditer(blanked):
+            found.append(Value(kind, m.group(0), m.start(), m.end()))
+        blanked = pattern.sub(lambda m: " " * len(m.group(0)), blanked)
+    for kind, pattern in _VOCAB_RE.items():
+        for m in pattern.finditer(blanked):
+            found.append(Value(kind, m.group(0), m.start(), m.end()))
+        blanked = pattern.sub(lambda m: " " * len(m.group(0)), blanked)
+    for n in numbers(blanked):
+        found.append(Value("number", s[n.start:n.end], n.start, n.end))
+    for v in found:
+        if v.kind == "number":
+            blanked = _blank(blanked, v.start, v.end)
+    return sorted(found, key=lambda v: v.start), blanked
+
+
+def _unit(v: Value, s: str) -> str | None:
+    m = _UNIT_AFTER_RE.match(s, v.end)
+    if not m:
+        return None
+    unit = next(g for g in m.groups() if g)
+    return unit[0]
+
+
+def _sourced(v: Value, s: str, src: Sources) -> bool:
+    if v.kind == "number":
+        parsed = numbers(v.text)
+        if not parsed:
+            return True  # nothing the number reader reads as a number (it blanked nothing)
+        return number_sourced(parsed[0].value, parsed[0].decimals, _unit(v, s), src)
+    if v.kind == "offset":
+        return stated(re.sub(r"^utc\s*", "", v.text).replace(" ", ""), src) or stated(v.text, src)
+    return stated(v.text, src)
+
+
+def _kind_key(v: Value, s: str) -> tuple[str, str | None]:
+    if v.kind == "number":
+        return ("number", _unit(v, s))
+    if v.kind == "id":
+        return ("id", v.text.split("-")[0])
+    return (v.kind, None)
+
+
+def _alternatives(values: list[Value], s: str) -> bool:
+    """Two values of one kind offered as alternatives: ``3 or 6°C``, ``3/4``, ``FL-1 or FL-2``,
+    ``between 3 and 5``, ``3-5``, ``shipped or on hold`` (``and`` counts only after ``between``)."""
+    for a, b in zip(values, values[1:]):
+        if _kind_key(a, s)[0] != _kind_key(b, s)[0] or (a.kind == "id" and _kind_key(a, s) != _kind_key(b, s)):
+            continue
+        gap = s[a.end:b.start]
+        if not _ALTERNATIVE_GAP_RE.match(gap):
+            continue
+        if "and" in gap.split() and not re.search(r"\bbetween\s+$", s[:a.start]):
+            continue
+        if "-" in gap and gap.strip() == "-" and a.kind != "number":
+            continue
+        return True
+    return False
+
+
+# ---------------------------------------------------------------- outcomes and actions
+def _outcomes(s: str, task: Task) -> tuple[str, list[str]]:
+    """Outcome phrases of the expected status blanked (they are explained); a phrase of any other status
+    is a contradiction (a done task reported as failed, or several outcomes at once)."""
+    status = task.get("expected_status")
+    for pattern in OUTCOME_PHRASES.get(status, ()):
+        s = re.sub(pattern, lambda m: " " * len(m.group(0)), s)
+    reasons = [f"outcome_inconsistent:{other}" for other, patterns in OUTCOME_PHRASES.items()
+               if other != status and any(re.search(p, s) for p in patterns)]
+    return s, reasons
+
+
+_DENIAL_RE = re.compile(r"\b(?:not|never|nothing|none|no)\s+(?:[a-z'-]+\s+){0,3}$")
+
+
+def _executed(record: EpisodeRecord) -> set[str]:
+    return {c.get("canonical") for c in record.get("calls") or [] if isinstance(c, dict) and c.get("outcome") == "ok"}
+
+
+def _actions(s: str, task: Task, record: EpisodeRecord) -> tuple[str, list[str], bool]:
+    """Action words checked against the executed calls; a denial before one ("was not sent") is
+    checked against the outcome, and its negation word is explained with it."""
+    done = _executed(record)
+    reasons, out, denied = [], s, False
+    for m in WORD_RE.finditer(s):  # denials read on the sentence as written, blanks made on a copy
+        denial = _DENIAL_RE.search(s[:m.start()])
+        tools = {t for t, words in ACTION_WORDS.items() if m.group(0) in words}
+        if denial:
+            tools |= {t for t, words in DENIABLE_WORDS.items() if m.group(0) in words}
+        if not tools:
+            continue
+        if denial:
+            if task.get("expected_status") == Status.DONE or tools & done:
+                reasons += [f"denied_action_done:{t}" for t in sorted(tools)]
+            denied = True
+            out = _blank(out, denial.start(), denial.start() + len(denial.group(0).split()[0]))
+        elif not tools & done:
+            reasons += [f"false_action_claim:{t}" for t in sorted(tools)]
+        out = _blank(out, m.start(), m.end())
+    return out, list(dict.fromkeys(reasons)), denied
+
+
+def _unexplained(s: str, src: Sources) -> list[str]:
+    out = []
+    for word in WORD_RE.findall(s):
+        if word in UNEXPLAINABLE or not _known(word, src):
+            out.append(word)
+    return list(dict.fromkeys(out))
+
+
+def _known(word: str, src: Sources) -> bool:
+    if word in FUNCTION_WORDS or word in DOMAIN_WORDS or word in UNIT_WORDS or word in src.words:
+        return True
+    if "'" in word:  # possessives and contractions: ximena's, that's
+        return _known(word.split("'")[0], src) and word.split("'")[1] in ("s", "re", "ve", "ll", "d", "m")
+    if "-" in word:
+        return all(_known(p, src) for p in word.split("-") if p)
+    if word.endswith("s") and len(word) > 3 and (word[:-1] in src.words or word[:-1] in DOMAIN_WORDS):
+        return True  # a plural of a known noun: "keyboards", "units"
+    return False
