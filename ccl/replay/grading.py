@@ -5,14 +5,23 @@ depend on the validator: a validator change re-grades stored actions (stage repl
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from ..artifacts.jsonio import dumps
 from ..episode.runtime import Episode
 from ..judge.matching import args_match
 from ..judge.validate import validate
-from ..records import CallOutcome, ReplayVerdict, Task
+from ..records import CallOutcome, EpisodeRecord, ReplayVerdict, Task
 from .decisions import replay_prefix
 
 V = ReplayVerdict
+# Whether a finished episode's answer succeeds: ruler 1 for the published replay metrics (the
+# replay_judge stage), ruler 2 for the reward API (ccl.learn.reward).
+Success = Callable[[Task, EpisodeRecord], bool]
+
+
+def ruler1_success(task: Task, record: EpisodeRecord) -> bool:
+    return validate(task, record)["success"]
 
 
 def _key(c: dict) -> str:
@@ -48,8 +57,9 @@ def _repeated(calls: list[dict], earlier: list[dict]) -> bool:
     return False
 
 
-def grade(task: Task, decision: dict, ep: Episode, text: str) -> dict:
-    """Step ``text`` on ``ep`` (a :func:`replay_prefix` of ``decision``) and grade it."""
+def grade(task: Task, decision: dict, ep: Episode, text: str, success: Success = ruler1_success) -> dict:
+    """Step ``text`` on ``ep`` (a :func:`replay_prefix` of ``decision``) and grade it; a final answer
+    at the gold final decision passes when ``success`` says the finished episode succeeds."""
     before = len(ep.calls)
     ep.step(text)
     turn = ep.turns[-1]
@@ -57,14 +67,14 @@ def grade(task: Task, decision: dict, ep: Episode, text: str) -> dict:
     calls, earlier = ep.calls[before:], ep.calls[:before]
     nodes = {n["id"]: n for n in task["gold"]["nodes"]}
     ready = [nodes[i] for i in decision["ready"]]
-    verdict = _verdict(task, decision, ep, action, calls, earlier, ready)
+    verdict = _verdict(task, decision, ep, action, calls, earlier, ready, success)
     return {"verdict": verdict, "strict": bool(turn["strict"]),
             "stopped": action is not None and action["final"] is not None,
             "tools": [c["canonical"] for c in calls]}
 
 
 def _verdict(task: Task, decision: dict, ep: Episode, action: dict | None, calls: list[dict], earlier: list[dict],
-             ready: list[dict]) -> ReplayVerdict:
+             ready: list[dict], success: Success) -> ReplayVerdict:
     if action is None:
         return V.MALFORMED
     ready_tools = {n["tool"] for n in ready}
@@ -72,7 +82,7 @@ def _verdict(task: Task, decision: dict, ep: Episode, action: dict | None, calls
         if action["final"] is not None:
             if action["status"] != decision["status"]:
                 return V.WRONG_STATUS
-            return V.PASS if validate(task, ep.record())["success"] else V.WRONG_ANSWER
+            return V.PASS if success(task, ep.record()) else V.WRONG_ANSWER
         if _forbidden(calls, ready_tools):
             return V.FORBIDDEN_ATTEMPT
         return V.REPEATED_CALL if _repeated(calls, earlier) else V.FAILED_TO_STOP
