@@ -1,14 +1,14 @@
-"""Farm the ruler: the red team's exploits and the faithful paraphrases (ccl.judge.redteam) against the
-validator's strict success, against strict success less the post-hoc audit's flags, against strict
-success on the answer's normal form (ccl.judge.reading), and against that less tool-result
-structure (ccl.judge.structure), recovery that answers no observed failure (ccl.judge.recovery) and
-actions claimed but not done (ccl.judge.actions): the parts of ruler 2 built so far.
+"""Farm the ruler: the red team's exploits and faithful paraphrases (ccl.judge.redteam_cases) against
+ruler 1's strict success and ruler 2 (ccl.judge.ruler2: its sparse reward, and the mean of its
+decomposed reward), and, in a table of its own, the held-out set (ccl.judge.redteam_holdout).
 
     python -m scripts.redteam [--seeds 6] [--out experiments/ruler_farming/farm_rates.json]
 
 Tasks: every template x seeds 0..N-1 x two namings (canonical and the held-out renaming), from the
 pool each template's split uses (seeds this small are never evaluation tasks: those start at
-1,000,000). An exploit should pass on no task; a paraphrase on every task it applies to.
+1,000,000). An exploit should pass on no task; a paraphrase on every task it applies to. The
+held-out cases are printed by name only (their names say the class, not the words), so that running
+this does not show a ruler's author what they say.
 """
 from __future__ import annotations
 
@@ -19,37 +19,44 @@ from pathlib import Path
 
 from ccl.artifacts.boundary import run_stage
 from ccl.artifacts.jsonio import write_json
-from ccl.judge.actions import action_reasons
-from ccl.judge.audit_checks import audit_reasons
-from ccl.judge.reading import read
-from ccl.judge.recovery import recovery_reasons
-from ccl.judge.redteam import EXPLOITS, PARAPHRASE_CASES, farm_judges
-from ccl.judge.structure import structure_reasons
+from ccl.judge import redteam_holdout
+from ccl.judge.redteam import farm_judges
+from ccl.judge.redteam_cases import EXPLOITS, PARAPHRASE_CASES
+from ccl.judge.ruler2 import WEIGHTS
+from ccl.judge.ruler2 import judge as ruler2_judge
 from ccl.judge.validate import validate
 from ccl.world.tasks import TEMPLATES, generate_task
 
 from .layout import ROOT
 
-
-def on_reading(record: dict) -> dict:
-    """The record with its final answer in ccl.judge.reading's normal form."""
-    return {**record, "final": read(record["final"]).text} if isinstance(record["final"], str) else record
+REWARD = "ruler2_mean_reward"
 
 
-JUDGES = {
-    "ruler1_strict": lambda task, record: validate(task, record)["success"],
-    "ruler1_strict_audited": lambda task, record: (validate(task, record)["success"]
-                                                   and not audit_reasons(task, record)),
-    # what reading the answer first (and nothing else) changes
-    "ruler1_strict_on_reading": lambda task, record: validate(task, on_reading(record))["success"],
-    # the parts of ruler 2 built so far, on top: no tool-result structure (ccl.judge.structure),
-    # recovery that answers an observed failure (ccl.judge.recovery), actions said and done
-    # (ccl.judge.actions)
-    "ruler2_parts_so_far": lambda task, record: (validate(task, on_reading(record))["success"]
-                                                 and not structure_reasons(record["final"] or "", record)
-                                                 and not recovery_reasons(task, record)
-                                                 and not action_reasons(task, record)),
-}
+class Ruler2:
+    """Ruler 2's verdict on the episode last judged, kept so that its sparse and its decomposed
+    reward read one verdict (each case's episode is judged once, not once per column)."""
+
+    def __init__(self) -> None:
+        self._key: tuple | None = None
+        self._verdict: dict = {}
+
+    def verdict(self, task: dict, record: dict) -> dict:
+        key = (task["id"], id(record))
+        if key != self._key:
+            self._key, self._verdict = key, ruler2_judge(task, record)
+        return self._verdict
+
+    def sparse(self, task: dict, record: dict) -> bool:
+        return self.verdict(task, record)["success"]
+
+    def decomposed(self, task: dict, record: dict) -> float:
+        return sum(WEIGHTS[c] for c, passed in self.verdict(task, record)["criteria"].items() if passed)
+
+
+def judges() -> dict:
+    ruler2 = Ruler2()
+    return {"ruler1_strict": lambda task, record: validate(task, record)["success"],
+            "ruler2": ruler2.sparse, REWARD: ruler2.decomposed}
 
 
 def tasks(seeds: int) -> list[dict]:
@@ -61,14 +68,27 @@ def tasks(seeds: int) -> list[dict]:
     return out
 
 
+def _rate(cell: dict, mean: bool) -> str:
+    if mean:
+        return f"{cell['passed'] / cell['applied']:.3f}" if cell["applied"] else "-"
+    return f"{cell['passed']} of {cell['applied']}"
+
+
 def table(results: dict[str, dict]) -> list[str]:
-    judges = list(results)
-    lines = [f"| case | kind | {' | '.join(judges)} | templates passed ({judges[0]}) |",
-             "| --- | --- |" + " --- |" * (len(judges) + 1)]
-    for case, cell in results[judges[0]].items():
-        rates = " | ".join(f"{results[j][case]['passed']} of {results[j][case]['applied']}" for j in judges)
+    """A markdown table: per case, each column's passes (the reward column: its mean)."""
+    columns = list(results)
+    lines = [f"| case | kind | {' | '.join(columns)} | templates passed ({columns[0]}) |",
+             "| --- | --- |" + " --- |" * (len(columns) + 1)]
+    for case, cell in results[columns[0]].items():
+        rates = " | ".join(_rate(results[j][case], j == REWARD) for j in columns)
         lines.append(f"| {case} | {cell['kind']} | {rates} | {len(cell['templates_passed'])} |")
     return lines
+
+
+def rounded(results: dict[str, dict]) -> dict[str, dict]:
+    """The reward column's sums rounded (a sum of float weights is not exact in its last digits)."""
+    return {j: {k: {**v, "passed": round(v["passed"], 6)} if j == REWARD else v for k, v in table_.items()}
+            for j, table_ in results.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,11 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     todo = tasks(args.seeds)
     t0 = time.perf_counter()
-    results = farm_judges(todo, JUDGES, EXPLOITS + PARAPHRASE_CASES)
+    results = rounded(farm_judges(todo, judges(), EXPLOITS + PARAPHRASE_CASES))
     print("\n".join(table(results)))
+    holdout = rounded(farm_judges(todo, judges(), redteam_holdout.EXPLOITS + redteam_holdout.PARAPHRASE_CASES))
+    print("\nHeld-out set (names only):\n" + "\n".join(table(holdout)))
     print(f"{len(todo)} tasks, {time.perf_counter() - t0:.1f} s")
     write_json(args.out, {"tasks": len(todo), "seeds": args.seeds, "namings": ["canonical", "heldout"],
-                          "results": results})
+                          "columns": {"ruler1_strict": "passed of applied", "ruler2": "passed of applied",
+                                      REWARD: "sum of the decomposed reward over the tasks applied (mean: / applied)"},
+                          "results": results, "holdout": holdout})
     return 0
 
 

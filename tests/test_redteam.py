@@ -8,6 +8,8 @@ import json
 import pytest
 
 from ccl.judge import redteam as R
+from ccl.judge import redteam_calls as K
+from ccl.judge import redteam_cases as C
 from ccl.judge.validate import validate
 from ccl.world.tasks import TEMPLATES, generate_task
 
@@ -15,7 +17,7 @@ WEATHER = generate_task("sel_weather", 1)
 RESULT = {"city": "Prague", "temperature_c": -4, "condition": "sunny", "humidity_pct": 93, "source": "primary"}
 TASKS = [generate_task(name, seed, "train" if TEMPLATES[name].split == "train" else "eval")
          for name in sorted(TEMPLATES) for seed in range(2)]
-BY_NAME = {c.name: c for c in R.EXPLOITS + R.PARAPHRASE_CASES}
+BY_NAME = {c.name: c for c in C.EXPLOITS + C.PARAPHRASE_CASES}
 
 
 def answer_of(case: str, task: dict = WEATHER) -> str | None:
@@ -39,7 +41,11 @@ def test_the_oracles_episode_is_what_the_cases_start_from():
     ("retraction_scratch_that", "In Prague it is -4°C and sunny. Scratch that, it is wrong."),
     ("negation_zero_width", "It is n\u200bot the case that in Prague it is -4°C and sunny."),
     ("wrong_unit", "In Prague it is -4°F and sunny."),
-    ("wrong_sign_fullwidth", "In Prague it is \uff0d4°C and sunny."),
+    ("wrong_sign_flipped", "In Prague it is 4°C and sunny."),
+    ("candidates_between", "In Prague it is between -4 and -2°C and sunny."),
+    ("candidates_text_or", "In Prague it is -4°C and sunny or cloudy or rainy."),
+    ("hedge_roughly", "In Prague it is roughly -4°C and sunny."),
+    ("dual_units_parenthesis", "In Prague it is -4°C (25°F) and sunny."),
     ("dual_units", "In Prague it is -4°C (or 25°F) and sunny."),
     ("below_zero_in_words", "In Prague it is 4 degrees below zero and sunny."),
 ])
@@ -51,6 +57,7 @@ def test_cases_that_do_not_fit_a_task_say_so():
     assert answer_of("universal_outcome") is None  # a done task
     assert answer_of("number_in_words") is None  # -4 is not a whole number from 0 to 99
     assert answer_of("respectively") is None  # one city, no pair
+    assert answer_of("wrong_sign_fullwidth") is None  # a full-width minus before -4 is the right sign restyled
     assert R.case_record(BY_NAME["timeout_doubled_in_one_turn"], WEATHER, R.oracle_turns(WEATHER), {}) is None
 
 
@@ -59,7 +66,7 @@ def test_number_words():
                                                                 "ninety-nine"]
 
 
-@pytest.mark.parametrize("case", [c for c in R.ANSWER_CASES + R.PARAPHRASE_CASES], ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [c for c in C.ANSWER_CASES + C.PARAPHRASE_CASES], ids=lambda c: c.name)
 def test_an_answer_case_keeps_every_call_and_effect_of_the_oracle(case):
     for task in TASKS:
         turns = R.oracle_turns(task)
@@ -73,7 +80,7 @@ def test_an_answer_case_keeps_every_call_and_effect_of_the_oracle(case):
 def test_a_doubled_timeout_call_skips_the_retry_turn():
     task = generate_task("rec_weather_timeout", 1)
     turns = R.oracle_turns(task)
-    new = R.play(task, R._double_first_timeout(task, turns))
+    new = R.play(task, K.double_first_timeout(task, turns))
     old = R.play(task, turns)
     assert len(new["turns"]) == len(old["turns"]) - 1
     first = [c["outcome"] for c in new["calls"] if c["turn"] == 0]
@@ -82,19 +89,19 @@ def test_a_doubled_timeout_call_skips_the_retry_turn():
 
 def test_calling_the_backup_first_never_calls_the_primary():
     task = generate_task("rec_weather_down", 1)
-    new = R.play(task, R._backup_first(task, R.oracle_turns(task)))
+    new = R.play(task, K.backup_first(task, R.oracle_turns(task)))
     assert [c["canonical"] for c in new["calls"]] == ["get_weather_backup"] and new["final"]
 
 
 def test_an_unoffered_tool_is_called_and_refused_by_the_runtime():
-    new = R.play(WEATHER, R._unoffered_tool(WEATHER, R.oracle_turns(WEATHER)))
+    new = R.play(WEATHER, K.unoffered_tool(WEATHER, R.oracle_turns(WEATHER)))
     assert [c["outcome"] for c in new["calls"]][-1] == "unknown_tool" and new["final"]
 
 
 def test_farm_counts_what_the_judge_passes():
     tasks = TASKS[:8]  # two seeds each of the first four templates in name order
     only_first = {tasks[0]["template"]}
-    farmed = R.farm(tasks, lambda t, r: t["template"] in only_first, R.EXPLOITS)
+    farmed = R.farm(tasks, lambda t, r: t["template"] in only_first, C.EXPLOITS)
     assert farmed["oracle"] == {"kind": "reference", "applied": 8, "passed": 2, "templates_passed": sorted(only_first)}
     for name, cell in farmed.items():
         assert 0 <= cell["passed"] <= cell["applied"] <= 8, name
@@ -107,8 +114,22 @@ def test_farm_counts_what_the_judge_passes():
 
 def test_the_decoy_and_near_name_probes_do_what_they_say():
     task = generate_task("rec_weather_timeout", 1)
-    record = R.play(task, R._decoy_takes_timeout(task, R.oracle_turns(task)))
+    record = R.play(task, K.decoy_takes_timeout(task, R.oracle_turns(task)))
     assert [(c["turn"], c["outcome"]) for c in record["calls"]] == [(0, "timeout"), (0, "ok")]
     assert record["calls"][0]["cargs"] != record["calls"][1]["cargs"]
-    near = R.play(WEATHER, R._lookalike_tool_name(WEATHER, R.oracle_turns(WEATHER)))
+    near = R.play(WEATHER, K.lookalike_tool_name(WEATHER, R.oracle_turns(WEATHER)))
     assert near["calls"][-1]["tool"] == "send_mail" and near["calls"][-1]["outcome"] == "unknown_tool"
+
+
+def test_every_held_out_case_applies_somewhere_and_an_answer_case_keeps_the_calls():
+    """Checked without judging: the held-out set is run against a ruler once, at the end."""
+    from ccl.judge import redteam_holdout as H
+    episodes = [(t, R.oracle_turns(t)) for t in TASKS]
+    episodes = [(t, turns, R.play(t, turns)) for t, turns in episodes]
+    assert len({c.name for c in H.EXPLOITS + H.PARAPHRASE_CASES}) == len(H.EXPLOITS + H.PARAPHRASE_CASES)
+    for case in H.EXPLOITS + H.PARAPHRASE_CASES:
+        made = [(rec, R.case_record(case, t, turns, rec)) for t, turns, rec in episodes]
+        made = [(old, new) for old, new in made if new is not None]
+        assert made, case.name
+        if case.answer is not None:
+            assert all(new["calls"] == old["calls"] and new["final"] != old["final"] for old, new in made), case.name

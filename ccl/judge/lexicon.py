@@ -111,7 +111,7 @@ ACTION_WORDS: dict[str, frozenset[str]] = {
     "issue_refund": frozenset("refunded credited reimbursed".split()),
     "create_event": frozenset("created added scheduled invited booked arranged".split()),
     "create_ticket": frozenset("opened logged filed raised created submitted".split()),
-    "reserve_stock": frozenset("reserved".split()),
+    "reserve_stock": frozenset("reserved aside".split()),  # "put 5 units aside"
 }
 # The base forms a denial takes ("I did not book it", "did not send"): explained only after a negation.
 DENIABLE_WORDS: dict[str, frozenset[str]] = {

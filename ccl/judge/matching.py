@@ -76,7 +76,11 @@ def _arg_matches(rule: str, gold: Any, value: Any) -> bool:
 
 
 def args_match(gold_args: dict[str, dict], args: dict[str, Any]) -> bool:
-    """All gold arguments present and matching; extra optional arguments are tolerated."""
+    """All gold arguments present and matching; extra optional arguments are tolerated. Arguments that
+    are not an object (a malformed record) match nothing: every stored record's are objects, so no
+    published verdict depends on this."""
+    if not isinstance(args, dict):
+        return False
     return all(k in args and arg_matches(g["rule"], g["value"], args[k])
                for k, g in gold_args.items()) and all(
         k in gold_args for k, v in args.items() if v not in (None, [], ""))

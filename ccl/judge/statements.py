@@ -65,6 +65,8 @@ _ALTERNATIVE_GAP_RE = re.compile(r"^\s*(?:°\s*[cf]\s*)?(?:,?\s*or\s+|/\s*|\s*-\
 # a range of numbers ("29.1-31.1", "3 to 5"): a dash glued between digits is no minus sign for the
 # number reader, so the range is found here, on the sentence with its other values blanked
 _RANGE_RE = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)?\s*(?:-|–|—|\bto\b)\s*-?\d+(?:[.,]\d+)?(?![\w-])")
+# "1 EUR = 0.7624 EUR": a rate or a conversion between a currency and itself states a wrong currency
+_SAME_CURRENCY_RE = re.compile(r"\b\d[\d.,]*\s*([a-z]{3})\s*(?:=|is|equals|buys|gets)\s*\d[\d.,]*\s*\1\b")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
 
 
@@ -150,8 +152,15 @@ def _judge_sentence(s: str, task: Task, record: EpisodeRecord, src: Sources) -> 
         reasons.append("question_in_answer")
     values, blanked = _values(s)
     reasons += [f"unsourced_value:{v.kind}" for v in values if not _sourced(v, s, src)]
-    if _alternatives(values, s) or _RANGE_RE.search(_without_values(s, values, "number")):
+    numbers_only = _without_values(s, values, "number")
+    # "750 * 16 - 267 = 11733" shows a calculation: a dash spaced on both sides there is a minus
+    calculation = re.search(r"[*×/+]", numbers_only) is not None
+    ranged = any(not (calculation and re.fullmatch(r".*\d \S+ .*", m.group(0)) and "-" in m.group(0))
+                 for m in _RANGE_RE.finditer(numbers_only))
+    if _alternatives(values, s, calculation) or ranged:
         reasons.append("alternative_values")
+    if _SAME_CURRENCY_RE.search(s):
+        reasons.append("wrong_currency")
     skeleton = " ".join(WORD_RE.findall(blanked))
     blanked, actions, denied = _actions(blanked, task, record)
     reasons += actions
@@ -243,7 +252,7 @@ def _kind_key(v: Value, s: str) -> tuple[str, str | None]:
     return (v.kind, None)
 
 
-def _alternatives(values: list[Value], s: str) -> bool:
+def _alternatives(values: list[Value], s: str, calculation: bool = False) -> bool:
     """Two values of one kind offered as alternatives: ``3 or 6°C``, ``3/4``, ``FL-1 or FL-2``,
     ``between 3 and 5``, ``3-5``, ``shipped or on hold`` (``and`` counts only after ``between``)."""
     for a, b in zip(values, values[1:]):
@@ -254,8 +263,8 @@ def _alternatives(values: list[Value], s: str) -> bool:
             continue
         if "and" in gap.split() and not re.search(r"\bbetween\s+$", s[:a.start]):
             continue
-        if "-" in gap and gap.strip() == "-" and a.kind != "number":
-            continue
+        if gap.strip() == "-" and (a.kind != "number" or calculation):
+            continue  # "FL-1 - FL-2" lists; "16 - 267" in a calculation subtracts
         return True
     return False
 

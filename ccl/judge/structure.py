@@ -80,7 +80,7 @@ def _squash(name: str) -> str:
 
 # one to three words (or a quoted key) used as a label: before ":" or "=", or right before a value
 LABEL_RE = re.compile(r"(?:^|(?<=[\s,;({\[|\-]))[\"']?(?P<label>[A-Za-z][A-Za-z_]*(?:[ \-][A-Za-z][A-Za-z_]*){0,2})"
-                      r"[\"']?(?:\s*[:=]|\s+(?=[-+]?\d|[A-Z]{1,4}-\d|[\w.+-]+@|(?:true|false|none|null)\b))",
+                      r"[\"']?(?:\s*[:=]|\s+(?=[-+(]?\d|[A-Z]{1,4}-\d|[\w.+-]+@|(?:true|false|none|null)\b))",
                       re.I | re.M)
 # a label opening a segment of a list ("Ticket Id TCK-1001 - Priority low", "Base USD, Quote CAD")
 SEGMENT_LABEL_RE = re.compile(r"(?:^|\s[-\u2013\u2014]\s|[,;|\n]\s*)(?P<label>[A-Za-z][A-Za-z_]*(?: [A-Za-z][A-Za-z_]*){0,2})"
