@@ -31,9 +31,6 @@ def canonical(text: str, request: str) -> str:
     return _respectively(text)
 
 
-CELSIUS = "\u0043"  # the unit letter, written by code point (the letter alone is an arm's name elsewhere)
-
-
 def _fahrenheit(celsius: float) -> float:
     return celsius * 9 / 5 + 32
 
@@ -41,11 +38,11 @@ def _fahrenheit(celsius: float) -> float:
 def _drop_conversion(m: re.Match) -> str:
     """Keep the first temperature; drop the second if it is the first converted (to within 1 degree)."""
     b, ub = (m.group("b"), m.group("ub")) if m.group("b") is not None else (m.group("b2"), m.group("ub2"))
-    a, ua = float(m.group("a").replace(",", ".")), m.group("ua").upper()
+    a, ua = float(m.group("a").replace(",", ".")), m.group("ua").lower()
     second = float(b.replace(",", "."))
-    if ua == ub.upper():
+    if ua == ub.lower():
         return m.group(0)
-    expected = _fahrenheit(a) if ua == CELSIUS else (a - 32) * 5 / 9
+    expected = _fahrenheit(a) if ua == "c" else (a - 32) * 5 / 9
     return f"{m.group('a')}°{m.group('ua')}" if abs(expected - second) <= 1 else m.group(0)
 
 
