@@ -51,7 +51,14 @@ def test_bf16_decoder_follows_the_models_own_logits(tiny_folder):
         assert bool((logits.max(1).values - chosen <= 0.02 * logits.abs().max()).all())
 
 
-def test_training_step_resumes_exactly_on_cuda(tmp_path):
+@pytest.mark.parametrize("dropout", [0.0, 0.1], ids=["no-dropout", "lora-dropout"])
+def test_training_step_resumes_exactly_on_cuda(tmp_path, dropout):
+    """A run crashed after step 5 and resumed from its step-3 checkpoint ends on the adapter bytes of a
+    straight run, as on CPU. On a GPU that needs both halves of the trainer's CUDA path: deterministic
+    kernels (bf16 attention backward otherwise sums in a varying order, so even two straight runs
+    differ), and, with LoRA dropout, the device generator's state kept in the checkpoint."""
+    import dataclasses
+
     import test_train
 
     from ccl.train.run import Run, train_run
@@ -61,8 +68,10 @@ def test_training_step_resumes_exactly_on_cuda(tmp_path):
     write_jsonl(data / "variants" / "C.jsonl", test_train.oracle_rows(["sel_weather", "par_fx"], range(3)))
     write_jsonl(data / "sft" / "oracle_val.jsonl", test_train.oracle_rows(["sel_fx"], range(2)))
 
+    recipe = dataclasses.replace(test_train.TINY, dropout=dropout)
+
     def go(out, progress=lambda *a: None):
-        return train_run(Run("C", 0), test_train.TINY, "tiny", folder, "torch", data / "variants" / "C.jsonl",
+        return train_run(Run("C", 0), recipe, "tiny", folder, "torch", data / "variants" / "C.jsonl",
                          data / "sft" / "oracle_val.jsonl", out / "runs", out / "archive",
                          out / "logs" / "stability.jsonl", "cuda", progress)
 
@@ -74,6 +83,8 @@ def test_training_step_resumes_exactly_on_cuda(tmp_path):
 
     with pytest.raises(test_train.Crash):
         go(tmp_path / "b", crash_at_5)
+    checkpoint = torch.load(tmp_path / "b" / "runs" / "C_s0" / "checkpoint.pt", weights_only=True)
+    assert checkpoint["step"] == 3 and checkpoint["cuda_rng"].dtype == torch.uint8
     resumed = go(tmp_path / "b")
     assert straight["device"] == "cuda"
     assert straight["adapter_sha256"] == resumed["adapter_sha256"]
