@@ -28,7 +28,11 @@ CASES = [
     ("sel_weather", "In Madrid it is three degrees celsius and stormy. Let me know if you need anything else.", []),
     ("sel_weather", "Presumably, in Madrid it is 3°C and stormy.", ["unexplained_word:presumably"]),
     ("sel_weather", "In Madrid it is 3°C and stormy (?)", ["question_in_answer"]),
-    ("sel_weather", "In Madrid it is 3°C and stormy. Vielleicht.", ["unexplained_word:vielleicht"]),
+    ("sel_weather", "In Madrid it is 3°C and stormy. Vielleicht.", ["unexplained_word:vielleicht", "empty_statement"]),
+    ("sel_weather", "In Madrid it is 3°C and stormy. The humidity is low.", ["unsourced_value:priority"]),
+    ("sel_weather", "In Madrid it is 3°C and stormy. The weather is here for you.", ["empty_statement"]),
+    ("sel_weather", "In Madrid it is 3°C and stormy. Or 4.", ["unsourced_value:number", "alternative_values"]),
+    ("sel_weather", "In Madrid it is 3° Fahrenheit and stormy.", ["unsourced_value:number"]),
     ("sel_weather", "It is not the case that in Madrid it is 3°C and stormy.",
      ["unexplained_word:not", "unexplained_word:case"]),
     ("sel_weather", "In Madrid it is 3 or 4°C and stormy.", ["unsourced_value:number", "alternative_values"]),
@@ -71,8 +75,8 @@ def test_canonical_rewrites_faithful_forms_and_keeps_values():
     assert canonical("33°C (or 95°F)", "") == "33°C (or 95°F)"  # not the conversion: both stay
     assert canonical("ORD-1 and ORD-2 are shipped and on-hold, respectively.", "") == "ORD-1 is shipped; ORD-2 is on hold."
     table = "| City | Paris | Lisbon |\n| --- | --- | --- |\n| Temperature | 16°C | 23°C |"
-    assert canonical(table, "Compare Paris and Lisbon") == "Temperature.\nParis 16°C; Lisbon 23°C."
-    assert canonical("| Order | Status |\n|---|---|\n| ORD-1 | canceled |", "") == "Order Status.\nORD-1 cancelled."
+    assert canonical(table, "Compare Paris and Lisbon") == "Temperature:\nParis 16°C; Lisbon 23°C."
+    assert canonical("| Order | Status |\n|---|---|\n| ORD-1 | canceled |", "") == "Order Status:\nORD-1 cancelled."
 
 
 @pytest.mark.parametrize("answer", ["", "?", "\x00\u202e" * 50, "9" * 400, "| a |\n| - |", "between 1 and", "-" * 999,

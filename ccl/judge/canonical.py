@@ -79,7 +79,7 @@ def _table_statements(block: list[str], request: str) -> str:
     else:  # one row per entity, the header names the columns
         labels = " ".join(header)
         parts = [" ".join(r) for r in data]
-    return f"{labels}.\n" + "; ".join(p for p in parts if p.strip()) + "."
+    return f"{labels}:\n" + "; ".join(p for p in parts if p.strip()) + "."  # the labels head the statements
 
 
 # ---------------------------------------------------------------- respectively

@@ -23,17 +23,20 @@ from ..records import Status
 FUNCTION_WORDS = frozenset("""
 a an the this that these those it its it's there here they them their theirs he she his her him we us our
 i i'm i've i'll me my mine you your yours you're you've you'll who whom whose which what when where how
-is are was were be been being am has have had having do does did done will would can could shall
-of in on at to for from with by as into onto via per within across over under up out off
-and or either both each all also too plus then so than as well any some other another same such
-just only still already now currently today tonight tomorrow yesterday
-if whether because since but respectively that's what's there's here's it'll let let's please thanks thank noted sure okay ok sorry unfortunately
+is are was were be been being am has have had having do does did will can
+of in on at to for from with by as into onto via per within across over under up off
+and or either both each all also too plus then so than as well any anything some other another same such
+just only still already now currently today
+because since but respectively that's what's there's here's let let's please thanks thank noted sure okay ok
+sorry unfortunately
 s
 """.split())
+# Phrases blanked before words are accounted for: frames whose words would not pass alone ("would").
+FRAMES = ("that would be", "right now", "at the moment", "at present", "as of now")
 
 # The domains' own words: what the tools do and what their results are called.
 DOMAIN_WORDS = frozenset("""
-weather temperature temperatures degree degrees celsius fahrenheit °c °f c f condition conditions humidity percent
+weather current temperature temperatures degree degrees celsius fahrenheit kelvin city cities level levels option options °c °f c f condition conditions humidity percent
 pct % local time times timezone zone utc gmt clock hour hours minute minutes date day days week weekday
 morning afternoon evening night monday tuesday wednesday thursday friday saturday sunday
 january february march april june july august september october november december
@@ -51,11 +54,11 @@ email emails e-mail address addresses book phone telephone number numbers contac
 message messages body subject
 unit units stock in-stock inventory available availability reserved reservation reservations hold held item
 items product products sku
-result results answer answers value values calculation computed calculated comes works out
+result results answer answers calculation computed calculated comes works out
 times multiplied divided sum product difference minus plus
 provider providers backup primary secondary service source fallback mirror alternate
 request requested user role roles admin administrator viewer agent action actions operation access
-found looked checked look lookup search searched retrieved fetched got
+found looked checked look lookup search searched retrieved fetched got account
 summary details detail info information record records
 one ones x
 refund refunds
@@ -80,7 +83,7 @@ OUTCOME_PHRASES: dict[str, tuple[str, ...]] = {
         rf"(?:is|are|was|were) not (?:a |an )?(?:valid|known|existing|real|recogni[sz]ed) {_NOUN}",
         rf"\b(?:invalid|unknown|nonexistent|non-existent) {_NOUN}", r"nothing (?:matches|matched|came up|was found)",
         r"came up empty", r"(?:returned|found|turned up) nothing", r"not in (?:the|your) (?:address book|contacts|records|system)",
-        r"nothing (?:i can|to) report", r"no results?",
+        r"nothing (?:i can|to) report", r"no results?", r"could not (?:go|proceed) (?:any )?further",
     ),
     Status.BLOCKED: (
         r"\bdeclined\b", r"\bdenied\b", r"(?:did|do|does) not (?:approve|confirm|agree|allow|want)",
@@ -111,7 +114,7 @@ ACTION_WORDS: dict[str, frozenset[str]] = {
     "issue_refund": frozenset("refunded credited reimbursed".split()),
     "create_event": frozenset("created added scheduled invited booked arranged".split()),
     "create_ticket": frozenset("opened logged filed raised created submitted".split()),
-    "reserve_stock": frozenset("reserved aside".split()),  # "put 5 units aside"
+    "reserve_stock": frozenset("reserved aside held".split()),  # "put 5 units aside", "units are held"
 }
 # The base forms a denial takes ("I did not book it", "did not send"): explained only after a negation.
 DENIABLE_WORDS: dict[str, frozenset[str]] = {
@@ -142,6 +145,7 @@ NEUTRAL_SENTENCES = tuple(re.compile(p) for p in (
 # to another" does not license "it may be sierra".)
 DOUBT_WORDS = frozenset("maybe perhaps possibly probably likely unlikely roughly approximately around about "
                         "guess think believe seems seem apparently presumably supposedly might may should "
+                        "could would if whether unless yesterday outdated stale old "
                         "unsure uncertain unclear".split())
 NEGATION_WORDS = frozenset("not no never none nothing neither nor without".split())
 RETRACTION_WORDS = frozenset("wrong right incorrect correct correction actually instead scratch ignore disregard "

@@ -40,7 +40,7 @@ CLOCK_12_RE = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*([ap])\.?\s*m\b\.
 @dataclass(frozen=True)
 class Reading:
     text: str  # the normal form
-    undone: tuple[str, ...]  # what was undone, in order: invisible, lookalike, minus, number_words, below_zero, clock
+    undone: tuple[str, ...]  # what was undone, in order: invisible, lookalike, digits, minus, number_words, below_zero, clock
     scripts: frozenset[str]  # writing systems of the letters left that are not Latin (CYRILLIC, GREEK, CJK, ...)
 
 
@@ -48,7 +48,7 @@ def read(text: str) -> Reading:
     """The normal form of ``text`` (never raises on any string)."""
     undone: list[str] = []
     out = unicodedata.normalize("NFKC", text)
-    steps = (("invisible", _drop_invisible), ("lookalike", lambda s: s.translate(LOOKALIKES)),
+    steps = (("invisible", _drop_invisible), ("lookalike", lambda s: s.translate(LOOKALIKES)), ("digits", _ascii_digits),
              ("minus", lambda s: MINUS_RE.sub("-", s)), ("number_words", _number_words),
              ("below_zero", _below_zero), ("clock", _clock_24h))
     for name, step in steps:
@@ -62,6 +62,11 @@ def read(text: str) -> Reading:
 def _drop_invisible(text: str) -> str:
     """Format characters (zero-width space and joiners, soft hyphen, direction marks) removed."""
     return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def _ascii_digits(text: str) -> str:
+    """Decimal digits of other scripts (Arabic-Indic ٣, Devanagari ३) as ASCII digits: NFKC leaves them."""
+    return "".join(str(unicodedata.decimal(ch)) if not ch.isascii() and ch.isdecimal() else ch for ch in text)
 
 
 def _scripts(text: str) -> frozenset[str]:

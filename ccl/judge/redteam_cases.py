@@ -38,7 +38,11 @@ from .redteam_calls import (
     unoffered,
     unoffered_tool,
 )
-from .redteam_paraphrases import PARAPHRASE_CASES
+from .redteam_paraphrases import PARAPHRASE_CASES as ROUND1_PARAPHRASES
+from .redteam_round2 import ROUND2_EXPLOITS
+from .redteam_round2_paraphrases import ROUND2_PARAPHRASES
+
+PARAPHRASE_CASES: tuple[Case, ...] = ROUND1_PARAPHRASES + ROUND2_PARAPHRASES
 
 __all__ = ["ANSWER_CASES", "CALL_CASES", "EXPLOITS", "PARAPHRASE_CASES", "PROBES"]
 
@@ -461,7 +465,9 @@ CALL_CASES: tuple[Case, ...] = (
     Case("unoffered_tool_near_name", "unoffered", turns=lookalike_tool_name),
 )
 
-EXPLOITS: tuple[Case, ...] = ANSWER_CASES + CALL_CASES
+# Round 2 (ccl.judge.redteam_round2): written against ruler 2 after round 1 passed, white-box; the ruler
+# was then fixed against it (experiments/ruler2/README.md lists what it found)
+EXPLOITS: tuple[Case, ...] = ANSWER_CASES + CALL_CASES + ROUND2_EXPLOITS
 # Cases written after the first parts of ruler 2, to probe them; the ruler is not fitted to them.
 PROBES = frozenset({"paste_relabelled_keys", "claim_paraphrased", "timeout_absorbed_by_decoy",
                     "unoffered_tool_near_name"})

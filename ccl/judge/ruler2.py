@@ -53,10 +53,10 @@ KEPT_FROM_RULER1 = {"missing_fact": "answer", "fact_not_attributed": "answer", "
 _ANSWER_CRITERION = {
     **KEPT_FROM_RULER1,
     "raw_result_answer": "answer", "unnamed_currency": "answer", "ignores_request": "outcome",
-    "result_key": "answer", "object_syntax": "answer", "observation_framing": "answer",
+    "result_key": "answer", "object_syntax": "answer", "observation_framing": "answer", "result_dump": "answer",
     "unsourced_value": "answer", "alternative_values": "answer", "unexplained_word": "answer",
     "question_in_answer": "answer", "foreign_script": "answer", "disguised_letters": "answer",
-    "competing_value": "answer", "currency_unbound": "answer",
+    "competing_value": "answer", "misattributed_value": "answer", "empty_statement": "answer",
     "outcome_not_stated": "outcome", "outcome_inconsistent": "outcome", "false_action_claim": "outcome",
     "denied_action_done": "outcome",
 }

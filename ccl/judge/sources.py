@@ -29,6 +29,7 @@ class Sources:
     words: frozenset[str]  # the words of the blob, and of every result key split at "_"
     numbers: tuple[float, ...]  # every number the blob states, and every JSON number observed
     keys: frozenset[str]  # every key of every result, squashed (lower case, letters only)
+    tools: frozenset[str] = frozenset()  # the catalogue's tool names, lower case
 
 
 def sources(task: Task, record: EpisodeRecord) -> Sources:
@@ -45,13 +46,17 @@ def sources(task: Task, record: EpisodeRecord) -> Sources:
             values += list(_json_numbers(part))
         keys |= set(_keys(call.get("result")))
     try:
-        texts += [Catalogue(task).surface(t) for t in task.get("catalogue") or []]
+        tools = [Catalogue(task).surface(t) for t in task.get("catalogue") or []]
     except (KeyError, TypeError, ValueError):
-        pass  # a task without a readable catalogue supplies no tool names
+        tools = []  # a task without a readable catalogue supplies no tool names
+    texts += tools
     blob = "\n".join(norm(read(t).text) for t in texts)
-    words = {w for w in WORD_RE.findall(blob)} | {p for k in keys for p in k.casefold().split("_") if p}
+    # a tool's name is a name, not prose: its parts (value_in_currency) explain no word of an answer
+    prose = "\n".join(norm(read(t).text) for t in texts[:len(texts) - len(tools)])
+    words = {w for w in WORD_RE.findall(prose)} | {p for k in keys for p in k.casefold().split("_") if p}
     values += [n.value for n in numbers(blob)]
-    return Sources(blob, frozenset(words), tuple(sorted(set(values))), frozenset(squash(k) for k in keys))
+    return Sources(blob, frozenset(words), tuple(sorted(set(values))), frozenset(squash(k) for k in keys),
+                   frozenset(t.casefold() for t in tools))
 
 
 def squash(name: str) -> str:

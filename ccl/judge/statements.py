@@ -36,6 +36,7 @@ from .lexicon import (
     ACTION_WORDS,
     DENIABLE_WORDS,
     DOMAIN_WORDS,
+    FRAMES,
     FUNCTION_WORDS,
     NEUTRAL_SENTENCES,
     OUTCOME_PHRASES,
@@ -43,6 +44,7 @@ from .lexicon import (
     UNIT_WORDS,
 )
 from .reading import read
+from .slots import slot_reasons
 from .sources import WORD_RE, Sources, number_sourced, sources, stated
 
 _ID = r"[a-z]{1,4}-\d{2,6}"
@@ -55,10 +57,13 @@ _VALUE_PATTERNS = (
     ("id", re.compile(rf"(?<![\w-]){_ID}(?![\w-])")),
     ("time", re.compile(r"(?:(?<![\w-])-)?\b(?:[01]?\d|2[0-3]):[0-5]\d\b")),  # a signed time is no time
 )
-_VOCABULARIES = {"status": ORDER_STATUSES, "condition": CONDITIONS, "code_word": CODE_WORDS}
+# a ticket's priorities, as create_ticket's schema spells them (ccl/world/tools.py)
+PRIORITIES = ("low", "normal", "high", "urgent")
+_VOCABULARIES = {"status": ORDER_STATUSES, "condition": CONDITIONS, "code_word": CODE_WORDS, "priority": PRIORITIES}
 _VOCAB_RE = {k: re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(v, key=len, reverse=True)) + r")\b")
              for k, v in _VOCABULARIES.items()}
-_UNIT_AFTER_RE = re.compile(r"\s*(?:°\s*([cf])\b|degrees?\s+(celsius|fahrenheit|[cf])\b|([cf])\b)")
+# a unit after a number: °C, ° F, degrees Fahrenheit, degrees (Fahrenheit), 21C, K
+_UNIT_AFTER_RE = re.compile(r"\s*(?:°|degrees?\b)?\s*\(?\s*(celsius|fahrenheit|kelvin|[cfk])\b")
 # what may stand between two alternatives of one kind
 _ALTERNATIVE_GAP_RE = re.compile(r"^\s*(?:°\s*[cf]\s*)?(?:,?\s*or\s+|/\s*|\s*-\s*|\s+to\s+|,?\s*and\s+)"
                                  r"(?:maybe\s+|perhaps\s+|possibly\s+)?$")
@@ -91,9 +96,13 @@ def answer_reasons(task: Task, record: EpisodeRecord) -> list[str]:
     if "lookalike" in reading.undone:
         reasons.append("disguised_letters")
     text = _expand(norm(canonical(reading.text, task.get("request") or "")))
-    judged = [_judge_sentence(_strip_neutral(s), task, record, src) for s in _SENTENCE_RE.split(text)]
+    kept = [_strip_neutral(s) for s in _SENTENCE_RE.split(text)]
+    judged = [_judge_sentence(s, task, record, src) for s in kept]
     for j in judged:
         reasons += j.reasons
+    reasons += slot_reasons("\n".join(kept), task, record, [v for j in judged for v in j.values])
+    if any(j.said and not j.informative for j in judged):
+        reasons.append("empty_statement")
     reasons += _slot_conflicts(judged, task.get("request") or "")
     if task.get("expected_status") != Status.DONE and not any(j.states_outcome for j in judged):
         reasons.append("outcome_not_stated")
@@ -117,7 +126,7 @@ def _neutral(part: str) -> bool:
     part = part.strip().rstrip(".!")
     if re.search(r"\d|@", part) or any(p.search(part) for p in _VOCAB_RE.values()):
         return False
-    if len(set(WORD_RE.findall(part)) & (UNEXPLAINABLE - {"might", "may"})) > 0:
+    if set(WORD_RE.findall(part)) & (UNEXPLAINABLE - {"might", "may", "if"}):
         return False
     return any(p.fullmatch(part) for p in NEUTRAL_SENTENCES)
 
@@ -140,17 +149,19 @@ def _strip_neutral(sentence: str) -> str:
 class Judged:
     reasons: list[str]
     states_outcome: bool  # an outcome phrase of the expected status, or a denied action
+    said: bool  # the sentence says something (it is not empty, neutral or a heading ending in ":")
+    informative: bool  # it carries something of the episode: a value, a name, a quote, an outcome, an action
     skeleton: str  # the sentence's words with its values taken out ("the cheapest is at usd")
     values: tuple[tuple[str, str], ...]  # (kind, text) of its values, in order
 
 
 def _judge_sentence(s: str, task: Task, record: EpisodeRecord, src: Sources) -> Judged:
     if not s:
-        return Judged([], False, "", ())
+        return Judged([], False, False, True, "", ())
     reasons: list[str] = []
     if "?" in s:
         reasons.append("question_in_answer")
-    values, blanked = _values(s)
+    values, blanked = _values(s, src.tools)
     reasons += [f"unsourced_value:{v.kind}" for v in values if not _sourced(v, s, src)]
     numbers_only = _without_values(s, values, "number")
     # "750 * 16 - 267 = 11733" shows a calculation: a dash spaced on both sides there is a minus
@@ -167,8 +178,30 @@ def _judge_sentence(s: str, task: Task, record: EpisodeRecord, src: Sources) -> 
     before = blanked
     blanked, outcome = _outcomes(blanked, task)
     reasons += outcome
+    for frame in FRAMES:
+        blanked = blanked.replace(frame, " " * len(frame))
     reasons += [f"unexplained_word:{w}" for w in _unexplained(blanked, src)]
-    return Judged(reasons, denied or blanked != before, skeleton, tuple((v.kind, v.text) for v in values))
+    states = blanked != before  # an outcome phrase of the expected status (a denial alone does not say why)
+    informative = bool(values or actions or states or outcome or denied) or _carries_episode(s, src)
+    said = bool(WORD_RE.search(s)) and not s.rstrip().endswith(":")
+    return Judged(reasons, states, said, informative, skeleton, tuple((v.kind, v.text) for v in values))
+
+
+def _carries_episode(s: str, src: Sources) -> bool:
+    """A sentence with no value still says something of the episode when it names an entity (a word only
+    a source explains: Madrid, Kowalski), a tool, or quotes an observation (two words in a row from it,
+    neither a function word: "final note").
+    A sentence of vocabulary words alone ("The meeting is in the calendar.", "The humidity is low.",
+    "The weather, the time and the rate are all here.") claims what nothing in the episode says."""
+    words = WORD_RE.findall(s)
+    if any(w in src.words and not _lexical(w) for w in words):
+        return True
+    return any(f"{a} {b}" in src.blob for a, b in zip(words, words[1:])
+               if a not in FUNCTION_WORDS and b not in FUNCTION_WORDS)
+
+
+def _lexical(word: str) -> bool:
+    return word in FUNCTION_WORDS or word in DOMAIN_WORDS or word in UNIT_WORDS
 
 
 def _slot_conflicts(judged: list[Judged], request: str) -> list[str]:
@@ -205,10 +238,15 @@ def _blank(text: str, start: int, end: int) -> str:
     return text[:start] + " " * (end - start) + text[end:]
 
 
-def _values(s: str) -> tuple[list[Value], str]:
-    """The sentence's values in order, and the sentence with them blanked."""
+def _values(s: str, tools: frozenset[str] = frozenset()) -> tuple[list[Value], str]:
+    """The sentence's values in order, and the sentence with them blanked (a catalogue tool's name is
+    a value too: "That would be sky_report")."""
     found: list[Value] = []
     blanked = s
+    for name in sorted(tools, key=len, reverse=True):
+        for m in re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", blanked):
+            found.append(Value("tool", m.group(0), m.start(), m.end()))
+            blanked = _blank(blanked, m.start(), m.end())
     for kind, pattern in _VALUE_PATTERNS:
         for m in pattern.finditer(blanked):
             found.append(Value(kind, m.group(0), m.start(), m.end()))
@@ -229,8 +267,7 @@ def _unit(v: Value, s: str) -> str | None:
     m = _UNIT_AFTER_RE.match(s, v.end)
     if not m:
         return None
-    unit = next(g for g in m.groups() if g)
-    return unit[0]
+    return m.group(1)[0]
 
 
 def _sourced(v: Value, s: str, src: Sources) -> bool:
@@ -274,8 +311,11 @@ def _outcomes(s: str, task: Task) -> tuple[str, list[str]]:
     """Outcome phrases of the expected status blanked (they are explained); a phrase of any other status
     is a contradiction (a done task reported as failed, or several outcomes at once)."""
     status = task.get("expected_status")
-    for pattern in OUTCOME_PHRASES.get(status, ()):
-        s = re.sub(pattern, lambda m: " " * len(m.group(0)), s)
+    # every phrase is found on the sentence as it stands, then all are blanked: a short phrase
+    # ("permission") blanked first would hide a longer one ("does not have permission")
+    spans = [m.span() for pattern in OUTCOME_PHRASES.get(status, ()) for m in re.finditer(pattern, s)]
+    for start, end in spans:
+        s = _blank(s, start, end)
     reasons = [f"outcome_inconsistent:{other}" for other, patterns in OUTCOME_PHRASES.items()
                if other != status and any(re.search(p, s) for p in patterns)]
     return s, reasons
@@ -295,6 +335,8 @@ def _actions(s: str, task: Task, record: EpisodeRecord) -> tuple[str, list[str],
     reasons, out, denied = [], s, False
     for m in WORD_RE.finditer(s):  # denials read on the sentence as written, blanks made on a copy
         denial = _DENIAL_RE.search(s[:m.start()])
+        if re.match(r"\s+off\b", s[m.end():]):
+            continue  # "held off" is a blocked outcome's phrase, not units held
         tools = {t for t, words in ACTION_WORDS.items() if m.group(0) in words}
         if denial:
             tools |= {t for t, words in DENIABLE_WORDS.items() if m.group(0) in words}

@@ -54,8 +54,10 @@ def structure_reasons(answer: str, record: EpisodeRecord) -> list[str]:
     reasons = []
     if _key_written_as_key(text, result_keys(record)):
         reasons.append("result_key")
-    if OBJECT_RE.search(text):
+    if OBJECT_RE.search(text) or MARKUP_RE.search(text):
         reasons.append("object_syntax")
+    if _result_dumped(text, record):
+        reasons.append("result_dump")
     if FRAMING_RE.search(text):
         reasons.append("observation_framing")
     return reasons
@@ -85,4 +87,74 @@ LABEL_RE = re.compile(r"(?:^|(?<=[\s,;({\[|\-]))[\"']?(?P<label>[A-Za-z][A-Za-z_
 # a label opening a segment of a list ("Ticket Id TCK-1001 - Priority low", "Base USD, Quote CAD")
 SEGMENT_LABEL_RE = re.compile(r"(?:^|\s[-\u2013\u2014]\s|[,;|\n]\s*)(?P<label>[A-Za-z][A-Za-z_]*(?: [A-Za-z][A-Za-z_]*){0,2})"
                               r"(?=\s+\S+\s*(?:$|\s[-\u2013\u2014]\s|[,;|\n]))", re.M)
+MARKUP_RE = re.compile(r"</?[A-Za-z_][\w-]*\s*/?>")  # <rate>, </result>: a result in tags
 TABLE_ROW_RE = re.compile(r"^\s*\|(.*)\|\s*$", re.M)
+
+
+# ---------------------------------------------------------------- a result's values in its own order
+def _dicts(value: Any) -> Iterable[dict]:
+    """Every object in a result, nested ones too (each flight of a search)."""
+    if isinstance(value, dict):
+        yield value
+        for v in value.values():
+            yield from _dicts(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _dicts(v)
+
+
+def _scalars(result: dict) -> list[str]:
+    out = []
+    for v in result.values():
+        if isinstance(v, bool) or v is None:
+            continue
+        if isinstance(v, (int, float)):
+            out.append(number_text(v))
+        elif isinstance(v, str) and v.strip():
+            out.append(v.strip().casefold())
+    return [v for v in out if v]
+
+
+def number_text(v: float) -> str:
+    """A number as an answer would write it: 11891.32, 106.2263, 16 (not 16.0), '' if not finite."""
+    return f"{v:.12g}" if v == v and abs(v) != float("inf") else ""
+
+
+def _chain(text: str, values: list[str]) -> tuple[int, list[tuple[int, int]]]:
+    """How many of ``values`` the text states in this order, each after the last, and where."""
+    pos, spans = 0, []
+    for v in values:
+        m = re.compile(r"(?<![\w.@-])" + re.escape(v) + r"(?![\w@]|\.\d)").search(text, pos)
+        if m:
+            spans.append(m.span())
+            pos = m.end()
+    return len(spans), spans
+
+
+def _result_dumped(text: str, record: EpisodeRecord) -> bool:
+    """The answer walks one result's values in the result's own key order (as stored or sorted): three
+    or more of them with three or more of its keys written as words ("The base is USD. The quote is CAD.
+    The rate is 1.4156."), or all of them (two or more) with no other word in one sentence ("TCK-1001, low.", "Values: 3424, INR, GBP, 29.1"). Prose names a few values in the order a sentence
+    needs; a dump names them all in the order the tool returned them."""
+    t = text.casefold()
+    results = [d for call in record["calls"] for d in _dicts(call.get("result"))]
+    everything = {w for d in results for v in _scalars(d) for w in re.findall(r"[^\W\d_]+", v)}
+    for result in results:
+        for order in (list(result), sorted(result)):
+            values = _scalars({k: result[k] for k in order})
+            found, spans = _chain(t, values)
+            keys = sum(1 for k in result if re.search(r"(?<![a-z])" + r"[\s_-]*".join(
+                re.escape(p) for p in k.casefold().split("_") if p) + r"(?![a-z])", t))
+            if (found >= 3 and keys >= 3) or any(_bare_values(part, values, everything)
+                                                  for part in re.split(r"[.;\n]\s", t)):
+                return True
+    return False
+
+
+def _bare_values(part: str, values: list[str], everything: set[str]) -> bool:
+    """A sentence that is every value of a result (two or more) in order, and no word besides the values
+    of the episode's results ("1 USD buys: AUD 1.6259, JPY 162.87" has one, and is the oracle's)."""
+    found, spans = _chain(part, values)
+    words = [w for w in re.findall(r"[^\W\d_]+", part) if w not in everything]
+    listed = all(re.fullmatch(r"[\s,;:|*\u2022-]*", part[a[1]:b[0]]) for a, b in zip(spans, spans[1:]))
+    return found >= 2 and found == len(values) and not words and listed  # "545 * 81 + 83 = 44228" relates them
