@@ -6,7 +6,7 @@ outcome, end reason) and the shape of every record and row the pipeline writes.
     verdict         ccl.judge.validate.validate(): both success definitions, their reasons, the diagnostics
     episode row     a line of results/runs/<name>/episodes.jsonl.gz (ccl.episode.evaluation.transcript_row)
     verdict row     a line of results/runs/<name>/verdicts.jsonl.gz (ccl.judge.judging.verdict_row)
-    run summary     results/runs/<name>/metrics.json (the judge stage)
+    run summary     results/runs/<name>/metrics.json (the judge stage; ruler 1's, as pre-registered)
 
 Records stay plain JSON dicts (``TypedDict``), so every artifact keeps its bytes. The
 enums are ``StrEnum``: a member *is* its string, compares and hashes equal to it and is
@@ -314,6 +314,13 @@ class Verdict(Diagnostics):
     strict_reasons: list[str]  # the strict checks failed (empty with no reasons: success)
 
 
+class LabelledVerdict(Verdict):
+    """Ruler 1's verdict as a verdict row stores it: labelled with its ruler, so that rows judged
+    by both rulers say which verdict is the pre-registered one (issue 37)."""
+
+    ruler: str  # ccl.vocabulary.RULER1
+
+
 # ---------------------------------------------------------------- rows
 class Strata(TypedDict):
     """The task attributes results are broken down by (ccl.episode.evaluation.strata)."""
@@ -343,11 +350,12 @@ TRANSCRIPT_ONLY: Final = ("record", "new_tokens", "prompt_tokens")
 
 class VerdictRow(Strata):
     """A line of results/runs/<name>/verdicts.jsonl.gz: an episode row without its transcript,
-    with the current validator's verdict."""
+    with ruler 1's verdict (the pre-registered validator; ruler 2's, ccl.judge.judging.JudgedRow,
+    is added beside it by the judge stage)."""
 
     task_id: str
     dataset: str
-    verdict: Verdict
+    verdict: LabelledVerdict
 
 
 # ---------------------------------------------------------------- run summary

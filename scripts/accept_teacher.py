@@ -2,11 +2,13 @@
 
     python -m scripts.accept_teacher
 
-Judges every transcript of both passes (data/v1/teacher/pass{1,2}.jsonl.gz) with the strict
-validator and the cleanliness rules of ccl.data.acceptance. Writes acceptance.jsonl (per episode:
-task, pass, accepted, rejection reasons, whether the write-up's definition would have
-accepted it, and the verdict), summary.json (per pass: episodes, acceptance, rejection
-reasons, tokens, wall clock; accepted episodes by family) and manifest.json over the folder.
+Judges every transcript of both passes (data/v1/teacher/pass{1,2}.jsonl.gz) with ruler 2
+(ccl.judge.ruler2) and the cleanliness rules of ccl.data.acceptance. Writes acceptance.jsonl
+(per episode: task, pass, accepted, rejection reasons, whether ruler 1 and the write-up's
+definition would have accepted it, and both rulers' verdicts), summary.json (per pass:
+episodes, acceptance, rejection reasons, tokens, wall clock; accepted episodes by family; and
+ruler_change: how many episodes ruler 1 and ruler 2 accept, and which ones the change removes
+or adds) and manifest.json over the folder.
 """
 from __future__ import annotations
 
@@ -25,8 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="default: DATA/teacher")
     args = ap.parse_args(argv)
     done = accept_teacher.run(args.params, model_store(), args.profile, args.data, args.out or args.data / "teacher")
-    print(f"accept_teacher: {done.summary['accepted_episodes']} accepted episodes from {done.offered} tasks; "
-          f"the write-up's definition would accept {done.summary['accepted_tasks_writeup']} tasks")
+    change = done.summary["ruler_change"]
+    print(f"accept_teacher: {done.summary['accepted_episodes']} accepted episodes (ruler 2) from {done.offered} "
+          f"tasks; ruler 1 accepted {change['accepted_ruler1']} (removed {len(change['removed'])}, added "
+          f"{len(change['added'])}); the write-up's definition would accept {done.summary['accepted_tasks_writeup']} tasks")
     return 0
 
 

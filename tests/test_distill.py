@@ -15,7 +15,7 @@ import pytest
 
 from ccl.artifacts.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
 from ccl.artifacts.resume import ChunkLog, chunked
-from ccl.data.acceptance import REJECTION_REASONS, judge_pass, pass2_tasks, rejection_reasons
+from ccl.data.acceptance import REJECTION_REASONS, judge_pass, judged_row, pass2_tasks, rejection_reasons, ruler_change
 from ccl.data.distill import run_pass
 from ccl.data.teacher import DistillConfig
 from ccl.data.variants import BuildSFTConfig, build_variants, describe_variant, teacher_rows
@@ -24,6 +24,7 @@ from ccl.episode.oracle import OraclePolicy
 from ccl.episode.rollout import rollout
 from ccl.episode.runtime import Action, Episode, format_action
 from ccl.judge.validate import validate
+from ccl.vocabulary import RULER1, RULER2
 from ccl.world.tasks import generate_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,12 +40,16 @@ def oracle_actions(task: dict) -> list[Action]:
     return actions
 
 
-def replay(task: dict, texts: list[str]) -> dict:
+def replay_record(task: dict, texts: list[str]) -> dict:
     ep = Episode(task)
     for text in texts:
         ep.step(text)
     assert ep.done
-    return validate(task, ep.record())
+    return ep.record()
+
+
+def replay(task: dict, texts: list[str]) -> dict:
+    return validate(task, replay_record(task, texts))
 
 
 TASK = generate_task("ch_order_customer", 0, "train")  # get_order -> find_contact(customer) -> answer
@@ -69,7 +74,8 @@ FLAWED = {
 
 
 def test_clean_oracle_episode_is_accepted():
-    assert rejection_reasons(replay(TASK, texts(ACTS))) == []
+    verdict = replay(TASK, texts(ACTS))
+    assert rejection_reasons(verdict, verdict["success"]) == []
 
 
 @pytest.mark.parametrize("reason", REJECTION_REASONS)
@@ -77,15 +83,54 @@ def test_each_flaw_is_rejected_for_exactly_its_reason(reason):
     verdict = replay(TASK, FLAWED[reason])
     # a dependent call issued before its prerequisite returned also fails strict success
     expected = ["not_success", reason] if reason == "dependency_unsafe" else [reason]
-    assert rejection_reasons(verdict) == expected
+    assert rejection_reasons(verdict, verdict["success"]) == expected
     # every flaw except the wrong answer "succeeds" by the write-up's definition: the filter is stricter
     assert verdict["success_writeup"] is (reason != "not_success")
-    assert rejection_reasons(verdict, "success_writeup") == [reason]
+    assert rejection_reasons(verdict, verdict["success_writeup"]) == [reason]
 
 
 def test_garbage_output_is_an_ordinary_rejection():
     verdict = replay(TASK, ["{{{{", "]]] not json"])
-    assert set(rejection_reasons(verdict)) == {"not_success", "parse_error"}
+    assert set(rejection_reasons(verdict, verdict["success"])) == {"not_success", "parse_error"}
+
+
+def test_the_success_that_counts_is_the_one_given_and_cleanliness_stays_ruler_1s():
+    # a clean episode that ruler 2 fails is rejected for not_success alone; a success with a parse
+    # error is still rejected for it, whichever ruler passed it
+    clean = replay(TASK, texts(ACTS))
+    assert rejection_reasons(clean, False) == ["not_success"]
+    noisy = replay(TASK, FLAWED["parse_error"])
+    assert rejection_reasons(noisy, True) == ["parse_error"]
+
+
+def _judged(task_id: str, template: str, ruler1: bool, ruler2: bool) -> dict:
+    return {"task_id": task_id, "pass": 1, "template": template, "accepted_ruler1": ruler1, "accepted": ruler2,
+            RULER2: {"reasons": [] if ruler2 else ["raw_result_answer"]}}
+
+
+def test_ruler_change_counts_and_lists_what_ruler_2_removes_and_adds():
+    judged = [_judged("t0", "sel_fx", True, True), _judged("t1", "sel_fx", True, False),
+              _judged("t2", "sel_weather", True, False), _judged("t3", "sel_weather", False, True),
+              _judged("t4", "sel_fx", False, False)]
+    change = ruler_change(judged)
+    assert (change["accepted_ruler1"], change["accepted_ruler2"]) == (3, 2)
+    assert [r["task_id"] for r in change["removed"]] == ["t1", "t2"] and change["removed"][0]["ruler2_reasons"] == [
+        "raw_result_answer"]
+    assert [r["task_id"] for r in change["added"]] == ["t3"]
+    assert change["removed_by_template"] == {"sel_fx": 1, "sel_weather": 1}
+    assert change["added_by_template"] == {"sel_weather": 1}
+
+
+def test_judged_rows_carry_both_rulers_and_accept_by_ruler_2():
+    clean = replay_record(TASK, texts(ACTS))
+    row = judged_row(TASK, {"task_id": TASK["id"], "pass": 1, "family": "f", "template": "t", "record": clean})
+    assert row["verdict"]["ruler"] == RULER1 and row[RULER2]["ruler"] == RULER2
+    assert row["accepted"] and row["accepted_ruler1"] and row["accepted_writeup"]
+    # the oracle's facts pasted back as the tool's raw JSON: ruler 1 passes it, ruler 2 does not
+    raw = {**clean, "final": json.dumps(clean["calls"][-1]["observation"]["result"])}
+    pasted = judged_row(TASK, {"task_id": TASK["id"], "pass": 1, "family": "f", "template": "t", "record": raw})
+    assert pasted["accepted_ruler1"] and not pasted["accepted"]
+    assert pasted["rejection_reasons"] == ["not_success"] and "raw_result_answer" in pasted[RULER2]["reasons"]
 
 
 # ------------------------------------------------------------ resumable passes
@@ -131,7 +176,8 @@ def test_pass_resumes_from_last_finished_chunk(tmp_path):
 
 def test_pass2_takes_rejected_tasks_in_pool_order_up_to_the_cap():
     offered = [{"id": f"t{i}"} for i in range(6)]
-    pass1 = [{"task_id": f"t{i}", "accepted": i in (1, 4)} for i in (5, 4, 3, 2, 1, 0)]  # rows in any order
+    # rows in any order; pass 2 resamples what ruler 1 rejected (the generation ran before ruler 2)
+    pass1 = [{"task_id": f"t{i}", "accepted_ruler1": i in (1, 4), "accepted": i == 4} for i in (5, 4, 3, 2, 1, 0)]
     assert [t["id"] for t in pass2_tasks(offered, pass1, DistillConfig())] == ["t0", "t2", "t3", "t5"]
     assert [t["id"] for t in pass2_tasks(offered, pass1, DistillConfig(pass2_max=2))] == ["t0", "t2"]
     assert pass2_tasks(offered, pass1, DistillConfig(pass2_max=0)) == []
@@ -230,12 +276,16 @@ def test_teacher_stages_split_generation_from_acceptance(smoke_distilled):
     assert s["tasks_offered"] == len(pass1) == 8
     assert all("verdict" not in r for r in pass1 + pass2)  # transcripts only
     # pass 2 reruns exactly the tasks pass 1 rejected, and the counts in the summary match the files
-    rejected = [r["task_id"] for r in judged if r["pass"] == 1 and not r["accepted"]]
+    rejected = [r["task_id"] for r in judged if r["pass"] == 1 and not r["accepted_ruler1"]]
     assert [r["task_id"] for r in pass2] == rejected
     assert s["passes"]["pass1"]["accepted"] == sum(r["accepted"] for r in judged if r["pass"] == 1)
     assert s["passes"]["pass2"]["episodes"] == len(pass2)
     assert s["passes"]["pass1"]["gen_tokens"] == sum(r["new_tokens"] for r in pass1) > 0
     assert s["accepted_tasks_writeup"] >= s["accepted_episodes"]  # strict acceptance only removes
+    change = s["ruler_change"]
+    assert change["accepted_ruler2"] == s["accepted_episodes"] == sum(r["accepted"] for r in judged)
+    assert change["accepted_ruler1"] == sum(r["accepted_ruler1"] for r in judged)
+    assert change["accepted_ruler1"] - len(change["removed"]) + len(change["added"]) == change["accepted_ruler2"]
     assert set(read_json(teacher / "manifest.json")["files"]) == {
         "pass1.jsonl.gz", "pass1.json", "pass2.jsonl.gz", "pass2.json", "acceptance.jsonl", "summary.json"}
 

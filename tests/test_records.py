@@ -14,7 +14,8 @@ from ccl import records as R
 from ccl.artifacts.jsonio import dumps, read_json, read_jsonl
 from ccl.episode.oracle import OraclePolicy, OracleState
 from ccl.episode.runtime import STATUSES, Episode, run_episode
-from ccl.judge.audit_checks import AuditedVerdictRow
+from ccl.judge.judging import JudgedRow
+from ccl.judge.ruler2 import Ruler2Verdict
 from ccl.judge.validate import validate
 from ccl.vocabulary import DIAGNOSTICS, OUTCOMES
 from ccl.world.tasks import TEMPLATES, generate_task
@@ -100,8 +101,9 @@ def test_committed_verdict_rows_and_summaries_match_the_record_types():
     summaries, generations = [], []
     for name in RUN_NAMES:
         rows = list(read_jsonl(RUNS / name / "verdicts.jsonl.gz"))
-        assert_rows_fit(rows, AuditedVerdictRow, name)  # the judge adds the post-hoc audit's reasons
-        assert_rows_fit([r["verdict"] for r in rows], R.Verdict, name)
+        assert_rows_fit(rows, JudgedRow, name)  # ruler 1's verdict and ruler 2's, each labelled
+        assert_rows_fit([r["verdict"] for r in rows], R.LabelledVerdict, name)
+        assert_rows_fit([r["ruler2"] for r in rows], Ruler2Verdict, name)
         summary = read_json(RUNS / name / "metrics.json")
         assert_rows_fit(list(summary["splits"].values()) + [summary["pooled_main"]], R.SplitMetrics, name)
         summaries.append(summary)
@@ -118,7 +120,8 @@ def test_row_types_agree_with_the_vocabulary():
     # a verdict row is an episode row without its transcript, plus the verdict
     assert set(R.TRANSCRIPT_ONLY) == fields(R.EpisodeRow) - fields(R.VerdictRow)
     assert fields(R.VerdictRow) - fields(R.EpisodeRow) == {"verdict"}
-    assert fields(AuditedVerdictRow) - fields(R.VerdictRow) == {"audit"}
+    assert fields(JudgedRow) - fields(R.VerdictRow) == {"ruler2"}
+    assert fields(R.LabelledVerdict) - fields(R.Verdict) == {"ruler"}
 
 
 def test_task_files_match_the_task_type(request):

@@ -1,5 +1,6 @@
 """Paired comparisons between configurations: the secondary family over every split, and the
-pre-registered primary contrasts (with the post-hoc audited family) pooled over the primary splits.
+pre-registered primary contrasts (with a post-hoc family under ruler 2) pooled over the primary splits,
+and success under ruler 1 and ruler 2 side by side.
 """
 from __future__ import annotations
 
@@ -8,11 +9,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..judge.audit import AUDIT_REASONS, AUDITED
 from ..stats import holm, paired_difference, sign_flip_lattice, task_bootstrap
-from ..vocabulary import COMPARISONS, OUTCOMES, PRIMARY_CONTRASTS, Contrast
+from ..vocabulary import COMPARISONS, OUTCOMES, PRIMARY_CONTRASTS, RULER1, RULER2, Contrast
 from .intervals import Progress, _cell, _noop, _pct, interval, pooled
-from .runs import POOLED, AlignmentError, AnalyzeConfig, ConfigData, cell_seed
+from .runs import POOLED, AlignmentError, AnalyzeConfig, ConfigData, Matrix, cell_seed
 
 
 def paired_plan(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> list[tuple[str, str, str]]:
@@ -105,8 +105,8 @@ def _contrast_row(contrast: Contrast, configs: Mapping[str, ConfigData], cfg: An
     if any(n not in configs or not all(s in configs[n].splits for s in cfg.primary_splits) for n in names):
         return None
     parts = []
-    # the audit resamples with the strict family's seeds, so a contrast it leaves alone keeps its interval
-    seed_name = "success" if outcome == AUDITED else outcome
+    # ruler 2 resamples with the strict family's seeds, so a contrast it leaves alone keeps its interval
+    seed_name = "success" if outcome == RULER2 else outcome
     for b in contrast.comparators:
         xa, xb = aligned_pooled(configs[contrast.a], configs[b], cfg.primary_splits, outcome)
         part = _component(xa, xb, cfg, cell_seed(cfg.seed, "primary", seed_name, f"{contrast.a}_vs_{b}"))
@@ -132,7 +132,7 @@ def primary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> dict:
     correction is always over the whole pre-registered family.
     """
     families = {}
-    for outcome in OUTCOMES + ((AUDITED,) if _audited(configs, cfg.primary_splits) else ()):
+    for outcome in OUTCOMES + ((RULER2,) if _judged_twice(configs, cfg.primary_splits) else ()):
         rows = [r for c in PRIMARY_CONTRASTS if (r := _contrast_row(c, configs, cfg, outcome)) is not None]
         missing = len(PRIMARY_CONTRASTS) - len(rows)
         adjusted = holm([r["p"] for r in rows] + [1.0] * missing)
@@ -140,7 +140,7 @@ def primary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> dict:
             row["p_holm"] = round(float(p_holm), 6)
             row["significant"] = bool(p_holm <= cfg.alpha)
         families[outcome] = {"rows": rows, "family_size": len(PRIMARY_CONTRASTS), "complete": missing == 0,
-                             "post_hoc": outcome == AUDITED}
+                             "post_hoc": outcome == RULER2}
     return {"splits": list(cfg.primary_splits), "alpha": cfg.alpha, **families,
             "note": (f"Pre-registered primary contrasts on strict success, pooled over {', '.join(cfg.primary_splits)}; "
                      f"a - b in percentage points of seed-averaged per-task outcomes, with an unadjusted "
@@ -149,38 +149,40 @@ def primary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> dict:
                      f"{len(PRIMARY_CONTRASTS)} contrasts (one not computed counts as p = 1). The tests treat the "
                      "trained adapters as fixed: they cover task sampling, not training-seed variance. "
                      "'success_writeup' repeats them under the write-up's definition as a secondary family with its "
-                     f"own Holm correction; '{AUDITED}', when present, under strict success less the post-hoc "
-                     "transcript audit's flags (ccl/judge/audit.py), a sensitivity analysis not in the pre-registration, "
-                     "with its own Holm correction.")}
+                     f"own Holm correction; '{RULER2}', when present, under ruler 2's success (ccl/judge/ruler2.py: "
+                     "farm-resistant, written after the pre-registered run's transcripts were read), a sensitivity "
+                     "analysis not in the pre-registration, with its own Holm correction.")}
 
 
-def _audited(configs: Mapping[str, ConfigData], splits: Sequence[str]) -> bool:
-    """Every configuration's verdicts on ``splits`` carry the post-hoc audit."""
-    return all(AUDITED in data.splits[s].values for data in configs.values() for s in splits if s in data.splits)
+def _judged_twice(configs: Mapping[str, ConfigData], splits: Sequence[str]) -> bool:
+    """Every configuration's verdicts on ``splits`` carry ruler 2's verdict beside ruler 1's."""
+    return all(RULER2 in data.splits[s].values for data in configs.values() for s in splits if s in data.splits)
 
 
-def audit(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> dict:
-    """The post-hoc transcript audit (ccl/judge/audit.py), pooled over the main splits: strict and audited
-    success per configuration, and how many strict successes each audit reason flags."""
+def _ruler_row(name: str, split: str, mat: Matrix, cfg: AnalyzeConfig) -> dict:
+    # both with the success table's seed: ruler 1 repeats that table's cell, and a configuration
+    # ruler 2 judges alike keeps the same interval
+    seed = cell_seed(cfg.seed, "success", name, split)
+    cells = {m: _cell(*interval(mat.values[m], cfg, seed)) for m in ("success", RULER2)}
+    first, second = mat.values["success"], mat.values[RULER2]
+    return {"config": name, "split": split, RULER1: cells["success"], RULER2: cells[RULER2],
+            "ruler1_only": int(np.sum((first == 1) & (second == 0))),
+            "ruler2_only": int(np.sum((first == 0) & (second == 1))), "episodes": int(first.size)}
+
+
+def rulers(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> dict:
+    """Success under ruler 1 (pre-registered) and ruler 2 (farm-resistant, post hoc) side by side, per
+    configuration, per main split and pooled over them, with the episodes each ruler alone passes."""
     rows = []
-    if _audited(configs, cfg.main_splits):
+    if _judged_twice(configs, cfg.main_splits):
         for name, data in configs.items():
-            mat = pooled(data, cfg.main_splits)
-            if mat is None:
-                continue
-            # both with the success table's pooled seed: strict repeats that table's cell, and a
-            # configuration the audit leaves alone keeps the same interval
-            seed = cell_seed(cfg.seed, "success", name, POOLED)
-            cells = {m: _cell(*interval(mat.values[m], cfg, seed)) for m in ("success", AUDITED)}
-            flagged = {r: int(np.nansum(mat.values[f"audit_{r}"])) for r in AUDIT_REASONS}
-            rows.append({"config": name, "strict": cells["success"], "audited": cells[AUDITED],
-                         "strict_episodes": int(np.nansum(mat.success)), **flagged,
-                         "episodes": int(mat.success.size)})
-    return {"columns": ["config", "strict", "audited", "strict_episodes", *AUDIT_REASONS, "episodes"], "rows": rows,
-            "note": ("Post hoc, written after the pre-registered run's transcripts were read (ccl/judge/audit.py): strict "
-                     "success, pooled over the main splits, before and after removing the strict successes the "
-                     "audit flags, mean and 95% CI; the reason columns count flagged strict successes (episodes "
-                     "summed over seeds; one episode may carry several reasons). raw_result_answer: the answer is "
-                     "a JSON object or array (a tool's raw result handed back); unnamed_currency: it names a "
-                     "currency code the episode never mentioned; ignores_request: a no-tool request names "
-                     "identifiers and the answer names none. Empty when the verdicts predate the audit.")}
+            for split in (*cfg.main_splits, POOLED):
+                mat = pooled(data, cfg.main_splits) if split == POOLED else data.splits.get(split)
+                if mat is not None:
+                    rows.append(_ruler_row(name, split, mat, cfg))
+    return {"columns": ["config", "split", RULER1, RULER2, "ruler1_only", "ruler2_only", "episodes"], "rows": rows,
+            "note": ("Success in percent, mean and 95% CI, under ruler 1 (ccl/judge/validate.py, the pre-registered "
+                     "strict success: the study's published results) and ruler 2 (ccl/judge/ruler2.py, written after "
+                     "the pre-registered run's transcripts were read: a validator a learner cannot farm, so a "
+                     "sensitivity analysis, not a replacement). ruler1_only / ruler2_only: episodes (summed over "
+                     "seeds) only that ruler counts as successes. Empty when the verdicts predate ruler 2.")}

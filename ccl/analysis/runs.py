@@ -15,8 +15,7 @@ import numpy as np
 from ..artifacts.inputs import read_record, read_rows
 from ..artifacts.jsonio import sha256_file
 from ..errors import StageError
-from ..judge.audit import AUDIT_METRICS, AUDITED, audit_values
-from ..vocabulary import CONFIG_ORDER, DIAGNOSTICS, MAIN_SPLITS, OUTCOMES, parse_run_name
+from ..vocabulary import CONFIG_ORDER, DIAGNOSTICS, MAIN_SPLITS, OUTCOMES, RULER2, parse_run_name
 
 METRICS = OUTCOMES + DIAGNOSTICS
 
@@ -82,8 +81,8 @@ class Matrix:
     """One configuration on one set of tasks.
 
     task_ids: (tasks,) column labels, sorted within a split. values[m] for m in
-    ``METRICS`` (and ``AUDIT_METRICS`` when every row was judged with the post-hoc audit):
-    (seeds, tasks) float64, NaN where the verdict held null (e.g. arg_correct). strata[s]
+    ``METRICS`` (ruler 1's, the pre-registered validator's) and ``RULER2`` (ruler 2's success, when
+    every row carries ruler 2's verdict): (seeds, tasks) float64, NaN where the verdict held null (e.g. arg_correct). strata[s]
     for s in ``STRATA``: (tasks,) per-task attributes.
     """
 
@@ -177,8 +176,8 @@ def slim_row(row: dict) -> dict:
     """The fields the analysis uses (drops the transcript)."""
     out = {k: row.get(k) for k in ("task_id", "dataset", *STRATA)}
     out["verdict"] = {m: row["verdict"].get(m) for m in METRICS}
-    if "audit" in row:
-        out["audit"] = row["audit"]
+    if RULER2 in row:
+        out[RULER2] = {"success": row[RULER2]["success"]}
     if "trial" in row:
         out["trial"] = row["trial"]
     return out
@@ -240,13 +239,11 @@ def _split_matrix(config: str, split: str, indexed: Mapping[str, Mapping[str, di
     runs = list(indexed)
     values = {m: np.array([[_value(indexed[r][t]["verdict"].get(m)) for t in ids] for r in runs])
               for m in METRICS}
-    audits = [[audit_values(indexed[r][t]) for t in ids] for r in runs]
-    values |= {m: np.array([[_value(a[m]) for a in per_run] for per_run in audits]) for m in AUDIT_METRICS}
     if np.isnan(values["success"]).any():
         raise ValueError(f"configuration {config}, split {split}: an episode has no success verdict")
-    if np.isnan(values[AUDITED]).any():  # judged before the audit existed: no audited outcome
-        for m in AUDIT_METRICS:
-            del values[m]
+    # ruler 2's success only when every episode has it (rows judged before ruler 2 existed lack it)
+    if all(RULER2 in indexed[r][t] for r in runs for t in ids):
+        values[RULER2] = np.array([[float(bool(indexed[r][t][RULER2]["success"])) for t in ids] for r in runs])
     strata = {s: tuple(indexed[runs[0]][t].get(s) for t in ids) for s in STRATA}
     for run in runs[1:]:
         for s in STRATA:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from .contrasts import audit, paired, paired_plan, primary
+from .contrasts import paired, paired_plan, primary, rulers
 from .intervals import Progress, _noop
 from .runs import AnalyzeConfig, ConfigData
 from .tables import (
@@ -34,7 +34,7 @@ def build_summary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, inputs:
         "primary": primary(configs, cfg),
         "success_by_split": success_by_split(configs, cfg, progress),
         "leniency": leniency(configs, cfg, progress),
-        "audit": audit(configs, cfg),
+        "rulers": rulers(configs, cfg),
         "diagnostics": diagnostics(configs, cfg, progress),
         "paired": paired(configs, cfg, progress),
         "by_family": by_stratum(configs, cfg, "family"),

@@ -1,9 +1,12 @@
 """Teacher acceptance: which teacher episodes become demonstrations (configuration B).
 
-An episode is accepted only when it succeeds under the strict definition and is clean
-(see :func:`rejection_reasons`). Every episode is kept, accepted or not, with its reasons;
-a task the teacher cannot solve is simply absent from B, never filled in. The verdicts
-also say how many episodes the write-up's lenient definition would have accepted.
+An episode is accepted only when it succeeds under ruler 2 (``ccl.judge.ruler2``: strict
+success that a learner cannot farm, issue 37) and is clean (see :func:`rejection_reasons`).
+Every episode is kept, accepted or not, with its reasons and both rulers' verdicts; a task the
+teacher cannot solve is simply absent from B, never filled in. Each row also says whether ruler
+1 (the pre-registered validator, which accepted the demonstrations B was trained on) and the
+write-up's lenient definition would have accepted it, and :func:`ruler_change` lists the
+episodes the change of ruler removes or adds.
 """
 from __future__ import annotations
 
@@ -11,22 +14,25 @@ from collections import Counter
 from dataclasses import asdict
 from typing import Iterable
 
-from ..judge.judging import JudgeError
+from ..judge.judging import JudgeError, labelled
+from ..judge.ruler2 import judge
 from ..judge.validate import validate
+from ..vocabulary import RULER2
 from .teacher import DistillConfig
 
 REJECTION_REASONS = ("not_success", "parse_error", "hallucinated_tools", "invalid_args",
                      "unnecessary_calls", "dependency_unsafe")
 
 
-def rejection_reasons(verdict: dict, success: str = "success") -> list[str]:
+def rejection_reasons(verdict: dict, success: bool) -> list[str]:
     """Why an episode is not a usable demonstration; empty means accepted.
 
-    ``success`` names the verdict's success field: the strict ``success`` (used), or
-    ``success_writeup`` to count what the write-up's definition would have accepted.
+    ``verdict`` is ruler 1's (its diagnostics say whether the episode is clean); ``success`` is
+    the success that counts: ruler 2's (used), or ruler 1's strict or write-up success, to count
+    what those definitions would have accepted.
     """
     checks = {
-        "not_success": not verdict[success],
+        "not_success": not success,
         "parse_error": verdict["parse_errors"] > 0,
         "hallucinated_tools": verdict["hallucinated_tools"] > 0,
         "invalid_args": verdict["invalid_args"] > 0,
@@ -38,11 +44,13 @@ def rejection_reasons(verdict: dict, success: str = "success") -> list[str]:
 
 def judged_row(task: dict, row: dict) -> dict:
     """A teacher transcript's acceptance record (no transcript: that stays in the pass file)."""
-    verdict = validate(task, row["record"])
-    reasons = rejection_reasons(verdict)
+    verdict, second = validate(task, row["record"]), judge(task, row["record"])
+    reasons = rejection_reasons(verdict, second["success"])
     return {"task_id": row["task_id"], "pass": row["pass"], "family": row["family"],
             "template": row["template"], "accepted": not reasons, "rejection_reasons": reasons,
-            "accepted_writeup": not rejection_reasons(verdict, "success_writeup"), "verdict": verdict}
+            "accepted_ruler1": not rejection_reasons(verdict, verdict["success"]),
+            "accepted_writeup": not rejection_reasons(verdict, verdict["success_writeup"]),
+            "verdict": labelled(verdict), RULER2: second}
 
 
 def judge_pass(tasks_by_id: dict[str, dict], rows: Iterable[dict], where: str) -> list[dict]:
@@ -55,8 +63,11 @@ def judge_pass(tasks_by_id: dict[str, dict], rows: Iterable[dict], where: str) -
 
 
 def pass2_tasks(offered: list[dict], pass1_judged: list[dict], cfg: DistillConfig) -> list[dict]:
-    """The tasks pass 2 resamples: those pass 1 rejected, in pool order, capped by ``pass2_max``."""
-    accepted = {r["task_id"] for r in pass1_judged if r["accepted"]}
+    """The tasks pass 2 resamples: those pass 1 rejected, in pool order, capped by ``pass2_max``.
+
+    Rejected by ruler 1: pass 2 is part of the teacher's generation, which ran before ruler 2
+    existed; choosing by ruler 2 would ask for teacher episodes that were never generated."""
+    accepted = {r["task_id"] for r in pass1_judged if r["accepted_ruler1"]}
     rejected = [t for t in offered if t["id"] not in accepted]
     return rejected if cfg.pass2_max is None else rejected[: cfg.pass2_max]
 
@@ -68,6 +79,7 @@ def pass_summary(judged: list[dict], transcripts: list[dict], generation: dict) 
         "decoding": generation["decoding"],
         "episodes": len(judged),
         "accepted": len(accepted),
+        "accepted_ruler1": sum(r["accepted_ruler1"] for r in judged),
         "accepted_writeup": sum(r["accepted_writeup"] for r in judged),
         "acceptance_rate": round(len(accepted) / len(judged), 4) if judged else None,
         "rejection_reasons": {k: reasons[k] for k in REJECTION_REASONS if reasons[k]},
@@ -92,6 +104,24 @@ def summary(cfg: DistillConfig, teacher: dict, offered: list[dict], passes: dict
         "accepted_share_of_tasks": round(len(accepted) / len(offered), 4) if offered else None,
         "accepted_by_family": dict(sorted(Counter(r["family"] for r in accepted).items())),
         "passes": passes,
+        "ruler_change": ruler_change(judged),
         "wall_s_total": round(sum(p["wall_s"] for p in passes.values()), 2),
         "cost": "local inference; no API cost",
     }
+
+
+def _listed(rows: list[dict]) -> list[dict]:
+    return [{"task_id": r["task_id"], "pass": r["pass"], "template": r["template"],
+             "ruler2_reasons": r[RULER2]["reasons"]} for r in rows]
+
+
+def ruler_change(judged: list[dict]) -> dict:
+    """What accepting by ruler 2 instead of ruler 1 changes: both counts, and the episodes (with
+    their templates) that ruler 1 accepted and ruler 2 rejects, and the reverse."""
+    removed = [r for r in judged if r["accepted_ruler1"] and not r["accepted"]]
+    added = [r for r in judged if r["accepted"] and not r["accepted_ruler1"]]
+    return {"accepted_ruler1": sum(r["accepted_ruler1"] for r in judged),
+            "accepted_ruler2": sum(r["accepted"] for r in judged),
+            "removed": _listed(removed), "added": _listed(added),
+            "removed_by_template": dict(sorted(Counter(r["template"] for r in removed).items())),
+            "added_by_template": dict(sorted(Counter(r["template"] for r in added).items()))}

@@ -1,22 +1,29 @@
-"""The transcript audit's checks (``ccl.judge.audit`` says what they are for and why they are post hoc)."""
+"""The post-hoc transcript audit's checks, now part of ruler 2 (``ccl.judge.ruler2``).
+
+Reading the pre-registered run's strict successes afterwards showed three kinds that state the
+required facts without answering the user:
+
+- ``raw_result_answer``: the final answer is a JSON object or array, in practice a tool's raw
+  result handed back verbatim; every fact of the result is in it, so any fact check passes.
+- ``unnamed_currency``: the answer names an ISO currency code that neither the request nor any
+  tool call or result of the episode mentions ("1 EUR = 0.0108 GBP" for an INR to GBP rate).
+- ``ignores_request``: a task that needs no tool whose request names identifiers (an order
+  number, say) gets an answer naming none of them.
+
+They were a sensitivity analysis of their own (``success_audited``) until ruler 2 absorbed them.
+"""
 from __future__ import annotations
 
 import json
 import re
 from typing import Iterable
 
-from ..records import EpisodeRecord, Task, VerdictRow
+from ..records import EpisodeRecord, Task
 from ..world.state import CURRENCIES
-from .audit import AUDIT_REASONS
 from .task_facts import ID_RE
 
+AUDIT_REASONS = ("raw_result_answer", "unnamed_currency", "ignores_request")
 _CODE_RE = re.compile(r"\b(" + "|".join(sorted(CURRENCIES)) + r")\b")
-
-
-class AuditedVerdictRow(VerdictRow):
-    """A verdict row with the audit's reasons (empty: nothing found)."""
-
-    audit: list[str]
 
 
 def _is_raw_result(answer: str) -> bool:
@@ -56,7 +63,3 @@ def audit_reasons(task: Task, record: EpisodeRecord) -> list[str]:
         found.add("ignores_request")
     return [r for r in AUDIT_REASONS if r in found]
 
-
-def audited(row: VerdictRow, task: Task, record: EpisodeRecord) -> AuditedVerdictRow:
-    """``row`` with the audit's reasons added."""
-    return AuditedVerdictRow(**row, audit=audit_reasons(task, record))  # type: ignore[typeddict-item]

@@ -37,8 +37,8 @@ PREREGISTRATION = "docs/preregistration.md"  # quoted by its SHA-256, never pars
 TEACHER_PILOT = "experiments/teacher_coverage_pilot/result.json"
 # what the report says where results/summary.json was written before the primary contrasts existed
 SUMMARY_WITHOUT_PRIMARY = f"`{SUMMARY}` predates the primary contrasts; rerun the `analyze` stage."
-# ... and before the judge stages wrote the post-hoc transcript audit (ccl/judge/audit.py)
-SUMMARY_WITHOUT_AUDIT = f"`{SUMMARY}` predates the transcript audit; rerun the judge and analyze stages."
+# ... and before the judge stages wrote ruler 2's verdicts beside ruler 1's (ccl/judge/ruler2.py)
+SUMMARY_WITHOUT_RULER2 = f"`{SUMMARY}` predates ruler 2's verdicts; rerun the judge and analyze stages."
 
 # artifact -> (what it is, the stage that writes it)
 PRODUCERS: dict[str, tuple[str, str]] = {

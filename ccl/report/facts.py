@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..judge.audit import AUDIT_REASONS, AUDITED
-from ..vocabulary import BASELINES, STUDENT_BASE, STUDENT_FEWSHOT, B, C
+from ..vocabulary import BASELINES, RULER1, RULER2, STUDENT_BASE, STUDENT_FEWSHOT, B, C
 from .artifacts import (
     POWER,
     REPLAY_SUMMARY,
@@ -93,19 +92,19 @@ def _contrast_fact(r: dict, mde: float | None = None) -> dict[str, Any]:
                      + ("" if mde is None else f" (pre-registered MDE {100 * mde:.1f} points)"))}
 
 
-def audit_facts(summary: dict) -> dict[str, Any] | None:
-    """The post-hoc transcript audit's numbers; None when the summary predates it."""
-    block = summary.get("audit")
-    family = summary.get("primary", {}).get(AUDITED)
+def ruler_facts(summary: dict) -> dict[str, Any] | None:
+    """Pooled success under ruler 1 and ruler 2 per configuration, and the primary contrasts under
+    ruler 2; None when the summary predates ruler 2."""
+    block = summary.get("rulers")
+    family = summary.get("primary", {}).get(RULER2)
     if not block or not block["rows"] or not family:
         return None
-    rows = {r["config"]: r for r in block["rows"]}
-    return {"configs": list(rows),
-            "audited_text": {c: _interval(r["audited"])["text"] for c, r in rows.items()},
-            "strict_episodes": {c: r["strict_episodes"] for c, r in rows.items()},
-            "flagged": {c: {k: r[k] for k in AUDIT_REASONS if r[k]} for c, r in rows.items()},
-            "totals_text": ", ".join(f"{n} {k}" for k in AUDIT_REASONS
-                                     if (n := sum(r[k] for r in rows.values()))),
+    pooled = {r["config"]: r for r in block["rows"] if r["split"] == "all"}
+    return {"configs": list(pooled),
+            "ruler1_text": {c: _interval(r[RULER1])["text"] for c, r in pooled.items()},
+            "ruler2_text": {c: _interval(r[RULER2])["text"] for c, r in pooled.items()},
+            "ruler1_only": sum(r["ruler1_only"] for r in pooled.values()),
+            "ruler2_only": sum(r["ruler2_only"] for r in pooled.values()),
             "contrasts": [_contrast_fact(r) for r in family["rows"]]}
 
 
@@ -124,8 +123,19 @@ def replay_facts(s: dict) -> dict[str, Any]:
             "n_tests": tests["n_tests"], "n_significant": sum(r["significant"] for r in tests["rows"])}
 
 
+def _ruler_change(s: dict) -> dict[str, Any] | None:
+    """What accepting by ruler 2 instead of ruler 1 changed (None: the summary predates ruler 2)."""
+    change = s.get("ruler_change")
+    if change is None:
+        return None
+    return {"ruler1": change["accepted_ruler1"], "ruler2": change["accepted_ruler2"],
+            "removed": len(change["removed"]), "added": len(change["added"]),
+            "removed_text": ", ".join(f"{n} {t}" for t, n in change["removed_by_template"].items()) or "none"}
+
+
 def teacher_facts(s: dict) -> dict[str, Any]:
     return {"model": s["teacher"]["model"], "offered": s["tasks_offered"], "accepted": s["accepted_episodes"],
+            "rulers": _ruler_change(s),
             "accepted_writeup": s["accepted_tasks_writeup"],
             "share": round(100 * s["accepted_share_of_tasks"], 1),
             "absent_families": sorted(set(s["offered_by_family"]) - set(s["accepted_by_family"])),
@@ -156,7 +166,7 @@ def all_facts(art: Artifacts) -> dict[str, Any]:
                             SUMMARY_WITHOUT_PRIMARY),
         "preregistration_sha256": art.preregistration_sha256,
         "results": None if isinstance(summary, Missing) else results_facts(summary),
-        "audit": None if isinstance(summary, Missing) else audit_facts(summary),
+        "rulers": None if isinstance(summary, Missing) else ruler_facts(summary),
         "replay": None if isinstance(replay, Missing) else replay_facts(replay),
         "teacher": None if isinstance(teacher, Missing) else teacher_facts(teacher),
         "variants": None if isinstance(variants, Missing) else variants,

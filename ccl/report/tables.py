@@ -12,7 +12,7 @@ from typing import Any, Callable
 from urllib.parse import quote
 
 from ..errors import StageError
-from ..judge.audit import AUDITED
+from ..vocabulary import RULER1, RULER2
 from .artifacts import (
     ARCHIVE,
     DATA_MANIFEST,
@@ -21,8 +21,8 @@ from .artifacts import (
     REPLAY_SUMMARY,
     SERVE_SUMMARY,
     SUMMARY,
-    SUMMARY_WITHOUT_AUDIT,
     SUMMARY_WITHOUT_PRIMARY,
+    SUMMARY_WITHOUT_RULER2,
     TEACHER_PILOT,
     TEACHER_SUMMARY,
     TRAIN_RUNS,
@@ -150,8 +150,8 @@ def _mde_text(value: float | None) -> str:
 PRIMARY_TABLES = {
     "success": ("primary", "Primary contrasts (pre-registered; strict success)"),
     "success_writeup": ("primary_writeup", "Primary contrasts under the write-up's success definition (secondary)"),
-    AUDITED: ("primary_audited", "Post hoc: primary contrasts under audited strict success (sensitivity analysis, "
-                                 "not pre-registered)"),
+    RULER2: ("primary_ruler2", "Post hoc: primary contrasts under ruler 2 (farm-resistant strict success; "
+                               "sensitivity analysis, not pre-registered)"),
 }
 
 
@@ -168,7 +168,7 @@ def primary_table(art: Artifacts, outcome: str = "success") -> Table:
     block = summary["primary"]
     if outcome not in block:
         return Table(name, title, [], [], [SUMMARY, POWER],
-                     missing=f"Not available: {SUMMARY_WITHOUT_AUDIT}")
+                     missing=f"Not available: {SUMMARY_WITHOUT_RULER2}")
     mdes = {r["contrast"]: r["mde"] for r in power["contrasts"]}
     cols = ["contrast", "a (seeds)", "a success %", "compared with", "diff [95% CI]", "p", "p_holm",
             "MDE (pre-registered)", "tasks", "a wins / b wins"]
@@ -238,20 +238,24 @@ def paired_cells(r: dict) -> list[str]:
             f"{r['p_holm']:.4f}" + (" *" if r["significant"] else "")]
 
 
-def audit_table(art: Artifacts) -> Table:
-    """The post-hoc transcript audit: strict and audited success, and the flagged strict successes by reason."""
-    title = "Post hoc: the transcript audit (strict successes that do not answer the user)"
+# how the report names the two rulers wherever it shows them side by side
+RULER_LABELS = {RULER1: "ruler 1: pre-registered", RULER2: "ruler 2: farm-resistant, post hoc"}
+
+
+def rulers_table(art: Artifacts) -> Table:
+    """Success under ruler 1 and ruler 2 side by side, per configuration and split (and pooled)."""
+    title = "Success under both rulers (%): ruler 1, pre-registered, and ruler 2, farm-resistant, post hoc"
     summary = art.get(SUMMARY)
     if isinstance(summary, Missing):
-        return missing_table("audit", title, summary)
-    block = summary.get("audit")
+        return missing_table("rulers", title, summary)
+    block = summary.get("rulers")
     if not block or not block["rows"]:
-        return Table("audit", title, [], [], [SUMMARY],
-                     missing=f"Not available: {SUMMARY_WITHOUT_AUDIT}")
-    cols = block["columns"]
-    rows = [[r["config"], fmt_cell(r["strict"]), fmt_cell(r["audited"]), *(str(r[c]) for c in cols[3:])]
-            for r in block["rows"]]
-    return Table("audit", title, cols, rows, [SUMMARY], note=block["note"])
+        return Table("rulers", title, [], [], [SUMMARY], missing=f"Not available: {SUMMARY_WITHOUT_RULER2}")
+    cols = ["config", "split", RULER_LABELS[RULER1], RULER_LABELS[RULER2], "ruler 1 only", "ruler 2 only",
+            "episodes"]
+    rows = [[r["config"], r["split"], fmt_cell(r[RULER1]), fmt_cell(r[RULER2]), str(r["ruler1_only"]),
+             str(r["ruler2_only"]), str(r["episodes"])] for r in block["rows"]]
+    return Table("rulers", title, cols, rows, [SUMMARY], note=block["note"])
 
 
 def leniency_table(art: Artifacts) -> Table:
@@ -375,7 +379,8 @@ def teacher_table(art: Artifacts) -> Table:
     s = art.get(src)
     if isinstance(s, Missing):
         return missing_table("teacher", title, s)
-    cols = ["pass", "decoding", "episodes", "accepted", "rate", "accepted by the write-up's definition",
+    cols = ["pass", "decoding", "episodes", "accepted", "rate", "accepted by ruler 1",
+            "accepted by the write-up's definition",
             "rejection reasons", "prompt / generated tokens", "wall"]
     rows = []
     for name, p in s["passes"].items():
@@ -383,13 +388,15 @@ def teacher_table(art: Artifacts) -> Table:
         dec = "greedy" if not d["temperature"] else f"T {d['temperature']}, top-p {d['top_p']}, seed {d['seed']}"
         rate = "—" if p["acceptance_rate"] is None else f"{100 * p['acceptance_rate']:.1f}%"
         rows.append([name, f"{dec}; {d['max_new_tokens']} tokens/turn", str(p["episodes"]), str(p["accepted"]),
-                     rate, str(p["accepted_writeup"]), composition(p["rejection_reasons"]) or "none",
+                     rate, str(p.get("accepted_ruler1", "—")), str(p["accepted_writeup"]), composition(p["rejection_reasons"]) or "none",
                      f"{p['prompt_tokens']:,} / {p['gen_tokens']:,}", f"{p['wall_s']:,.0f} s"])
     t = s["teacher"]
     note = (f"Teacher {t['model']} ({t['upstream']}, {t['license']}) on {t['backend']}, revision {t['revision']}. "
             f"{s['tasks_offered']} training tasks offered; {s['accepted_episodes']} accepted episodes "
             f"({100 * s['accepted_share_of_tasks']:.1f}% of tasks), by family: "
-            f"{composition(s['accepted_by_family']) if s['accepted_by_family'] else 'none'}. Cost: {s['cost']}.")
+            f"{composition(s['accepted_by_family']) if s['accepted_by_family'] else 'none'}. Cost: {s['cost']}. "
+            "Accepted: ruler 2's success (ccl/judge/ruler2.py) and clean; ruler 1 (the pre-registered validator) "
+            "was the filter before issue 37.")
     return Table("teacher", title, cols, rows, [src], note=note)
 
 
@@ -444,8 +451,8 @@ def all_tables(art: Artifacts) -> dict[str, Table]:
     tables = [
         primary_table(art),
         primary_table(art, "success_writeup"),
-        primary_table(art, AUDITED),
-        audit_table(art),
+        primary_table(art, RULER2),
+        rulers_table(art),
         power_table(art),
         teacher_coverage_table(art),
         summary_table(art, "success_by_split", "Workflow success (%, strict) by split"),

@@ -1,4 +1,5 @@
-"""Stage accept_teacher: judge the teacher's transcripts; the accepted ones become B's demonstrations."""
+"""Stage accept_teacher: judge the teacher's transcripts with both rulers; the episodes ruler 2
+accepts become B's demonstrations."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -41,8 +42,9 @@ def run(params: Path, store: ModelStore, profile: str | None, data: Path, out: P
         rows = judge_pass(tasks, transcripts, str(out / f"{name}.jsonl.gz"))
         passes[name] = pass_summary(rows, transcripts, generation)
         judged += rows
-        say(f"  {name}: {passes[name]['accepted']}/{len(rows)} accepted ({passes[name]['accepted_writeup']} under "
-            f"the write-up's definition); rejections {passes[name]['rejection_reasons']}")
+        say(f"  {name}: {passes[name]['accepted']}/{len(rows)} accepted by ruler 2 ({passes[name]['accepted_ruler1']} "
+            f"by ruler 1, {passes[name]['accepted_writeup']} under the write-up's definition); rejections "
+            f"{passes[name]['rejection_reasons']}")
     if len({r["task_id"] for r in judged if r["accepted"]}) != sum(r["accepted"] for r in judged):
         raise InputError(f"{out}: more than one accepted episode for a task (pass 2 must only rerun rejections)")
     write_jsonl(out / "acceptance.jsonl", judged)
