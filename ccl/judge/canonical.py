@@ -83,7 +83,7 @@ def _table_statements(block: list[str], request: str) -> str:
 
 
 # ---------------------------------------------------------------- respectively
-_RESPECTIVELY_RE = re.compile(r"(?P<subj>[^.;:\n]+?)\s+(?P<verb>is|are|was|were|have|has|cost|costs)\s+"
+_RESPECTIVELY_RE = re.compile(r"^\s*(?P<subj>[^.;:\n]+?)\s+(?P<verb>is|are|was|were|have|has|cost|costs)\s+"
                               r"(?P<vals>[^.;:\n]+?),?\s+respectively\b", re.I)
 
 
@@ -91,7 +91,7 @@ def _split_list(text: str) -> list[str]:
     return [p.strip() for p in re.split(r",\s*(?:and\s+)?|\s+and\s+", text) if p.strip()]
 
 
-_VALUE = r"-?\d+(?:[.,]\d+)?"
+_VALUE = r"-?\d+(?:\.\d+)?"  # no comma decimals here: "1,1" read two ways makes the list backtrack
 _WORDY = r"[A-Za-z][\w-]*"
 # "buys 0.35, 2.75 and 0.25 CAD, NOK and USD, respectively": values, then the entities they belong to
 _VALUES_THEN_NAMES_RE = re.compile(
@@ -108,7 +108,15 @@ def _values_then_names(m: re.Match) -> str:
 
 def _respectively(text: str) -> str:
     """``A and B are X and Y, respectively`` as ``A is X; B is Y``, and ``X and Y A and B,
-    respectively`` as ``X A, Y B`` (left alone when the counts differ)."""
+    respectively`` as ``X A, Y B`` (left alone when the counts differ). Only sentences that say
+    "respectively" are tried, one at a time, so no other text meets these patterns."""
+    if "respectively" not in text.casefold():
+        return text
+    return "".join(_respectively_sentence(p) if "respectively" in p.casefold() else p
+                   for p in re.split(r"((?<=[.;:])\s+|\n+)", text))  # not inside 0.3584
+
+
+def _respectively_sentence(text: str) -> str:
     text = _VALUES_THEN_NAMES_RE.sub(_values_then_names, text)
     def pair(m: re.Match) -> str:
         subjects, values = _split_list(m.group("subj")), _split_list(m.group("vals"))

@@ -126,16 +126,21 @@ DENIABLE_WORDS: dict[str, frozenset[str]] = {
     "create_ticket": frozenset("open log file raise create submit".split()),
     "reserve_stock": frozenset("reserve".split()),
 }
+# what advice may suggest bringing (the tail of an advice sentence is this closed list, never free text)
+_GEAR = (r"(?:jacket|coat|raincoat|umbrella|sunscreen|sunglasses|hat|scarf|gloves|layers|sweater|boots"
+         r"|warm clothes|light clothes)")
 # Sentence patterns that are neutral wherever they stand: courtesy and advice that claim nothing
 # about the world (matched against a whole sentence, lower case, contractions spelled out).
 NEUTRAL_SENTENCES = tuple(re.compile(p) for p in (
-    r"(?:please )?let me know if (?:you need|there is|i can) .*",
+    r"(?:please )?let me know if (?:you need|there is|i can (?:help|do)) (?:anything|something) else(?: i can do)?",
+    r"(?:please )?let me know if you (?:need|want) (?:more|further) (?:help|details|information)",
     r"(?:is there )?anything else(?: i can (?:help|do)(?: with| for you)?)?\??",
     r"(?:i )?hope (?:this|that) helps\W*", r"happy to help\W*", r"glad (?:i could|to) help\W*",
     r"(?:you are|you're) welcome\W*", r"have a (?:good|great|nice|lovely) (?:day|one|evening|week)\W*",
     r"(?:thanks|thank you)(?: for (?:waiting|asking|your patience|your message|your request|the message|the request))?\W*", r"(?:sure|certainly|of course|done|noted|okay|ok|got it)\W*",
     r"(?:hi|hello|hey)(?: there)?\W*",
-    r"(?:so )?you (?:might|may) want (?:a|an|to) [a-z ]+",
+    rf"(?:so )?you (?:might|may) want (?:to (?:take|bring|wear|pack) )?(?:a |an |your |some )?{_GEAR}",
+    r"(?:so )?you (?:might|may) want to dress (?:warmly|lightly|accordingly|for the weather)",
     r"(?:so )?(?:consider|don't forget|remember to) (?:taking|bringing|wearing|packing|take|bring|wear|pack) (?:a|an|your) [a-z ]+",
     r"(?:so )?(?:dress|pack) (?:warmly|lightly|accordingly)",
     r"(?:please )?(?:check|double-check) the (?:order|file|document) (?:number|name|id)\W*",
@@ -147,6 +152,9 @@ DOUBT_WORDS = frozenset("maybe perhaps possibly probably likely unlikely roughly
                         "guess think believe seems seem apparently presumably supposedly might may should "
                         "could would if whether unless yesterday outdated stale old "
                         "unsure uncertain unclear".split())
+# Phrases of doubt or of a dated reading whose words pass one by one ("or so", "at least", "last week").
+DOUBT_PHRASES = re.compile(r"\b(?:or so|at least|at most|more or less|give or take|last (?:week|month|year|night|time)"
+                           r"|the other day|made up|from memory|so it said|it seems)\b")
 NEGATION_WORDS = frozenset("not no never none nothing neither nor without".split())
 RETRACTION_WORDS = frozenset("wrong right incorrect correct correction actually instead scratch ignore disregard "
                              "mistake oops rather true false untrue fake".split())

@@ -57,6 +57,7 @@ _ANSWER_CRITERION = {
     "unsourced_value": "answer", "alternative_values": "answer", "unexplained_word": "answer",
     "question_in_answer": "answer", "foreign_script": "answer", "disguised_letters": "answer",
     "competing_value": "answer", "misattributed_value": "answer", "empty_statement": "answer",
+    "overlong_answer": "answer", "malformed_record": "format",
     "outcome_not_stated": "outcome", "outcome_inconsistent": "outcome", "false_action_claim": "outcome",
     "denied_action_done": "outcome",
 }
@@ -69,6 +70,22 @@ def criterion_of(reason: str) -> str:
     return _CRITERION_OF[reason.split(":", 1)[0]]
 
 
+def malformed(record: object) -> str | None:
+    """What makes a record unjudgeable (a shape the runtime never writes), or None. Ruler 2 fails such a
+    record on its format instead of raising: a reward must survive any input."""
+    if not isinstance(record, dict):
+        return "not_an_object"
+    for key, kind in (("final", (str, type(None))), ("calls", list), ("turns", list), ("effects", list)):
+        if not isinstance(record.get(key), kind):
+            return f"bad_{key}"
+    for call in record["calls"]:
+        if not isinstance(call, dict) or not isinstance(call.get("turn"), int) or not isinstance(call.get("outcome"), str):
+            return "bad_call"
+        if call.get("canonical") is not None and not isinstance(call.get("canonical"), str):
+            return "bad_call"
+    return None
+
+
 def _ruler1_kept(task: Task, record: EpisodeRecord) -> list[str]:
     final = record["final"]
     if not isinstance(final, str):
@@ -78,8 +95,19 @@ def _ruler1_kept(task: Task, record: EpisodeRecord) -> list[str]:
     return [r for r in ruler1["reasons"] + ruler1["strict_reasons"] if r.split(":", 1)[0] in KEPT_FROM_RULER1]
 
 
+# An answer longer than this is refused unread (``overlong_answer``): the oracle's longest is under
+# 200 characters and a policy's turn is capped at a few hundred tokens, and some of ruler 1's fact checks
+# kept here grow with the square of the numbers an answer holds, so a reward must not read a novel.
+MAX_ANSWER_CHARS = 2000
+
+
 def reasons(task: Task, record: EpisodeRecord) -> list[str]:
     """Every ruler-2 reason against the episode, structural first (empty: success)."""
+    problem = malformed(record)
+    if problem:
+        return [f"malformed_record:{problem}"]
+    if isinstance(record["final"], str) and len(record["final"]) > MAX_ANSWER_CHARS:
+        return structural_reasons(task, record) + ["overlong_answer"]
     out = structural_reasons(task, record) + _ruler1_kept(task, record)
     if isinstance(record["final"], str):
         out += structure_reasons(record["final"], record)

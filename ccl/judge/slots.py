@@ -88,9 +88,12 @@ def _dicts(value: Any) -> Iterable[dict]:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return round(float(value), 6)
+    try:
+        return round(float(value), 6) if math.isfinite(value) else None
+    except OverflowError:  # an integer past float range
+        return None
 
 
 def currencies_of_amounts(task: Task, record: EpisodeRecord) -> dict[float, set[str]]:
@@ -182,7 +185,10 @@ def _spelled(value: Any) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
-        return f"{value:.12g}" if math.isfinite(value) else None
+        try:
+            return f"{float(value):.12g}" if math.isfinite(value) else None
+        except OverflowError:
+            return None
     return value.casefold() if isinstance(value, str) and len(value) > 1 else None
 
 

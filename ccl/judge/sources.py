@@ -71,8 +71,11 @@ def _json_numbers(value: Any) -> Iterable[float]:
     if isinstance(value, bool):
         return
     if isinstance(value, (int, float)):
-        if math.isfinite(value):
-            yield float(value)
+        try:
+            if math.isfinite(value):
+                yield float(value)
+        except OverflowError:  # an integer past float range, from a policy's arguments
+            return
     elif isinstance(value, dict):
         for v in value.values():
             yield from _json_numbers(v)

@@ -36,6 +36,7 @@ from .lexicon import (
     ACTION_WORDS,
     DENIABLE_WORDS,
     DOMAIN_WORDS,
+    DOUBT_PHRASES,
     FRAMES,
     FUNCTION_WORDS,
     NEUTRAL_SENTENCES,
@@ -132,16 +133,15 @@ def _neutral(part: str) -> bool:
 
 
 def _strip_neutral(sentence: str) -> str:
-    """The sentence without courtesy or advice: whole, or as a clause before or after a comma."""
-    s = sentence.strip()
-    if _neutral(s):
-        return ""
-    for m in re.finditer(r",\s+|\s+-\s+", s):
-        if _neutral(s[m.end():]):
-            return _strip_neutral(s[:m.start()])
-        if _neutral(s[:m.start()]):
-            return _strip_neutral(s[m.end():])
-    return s
+    """The sentence without courtesy or advice: whole, or as clauses (split at commas and spaced
+    dashes) before or after what it says. A loop over the clauses, not a recursion, so that any
+    number of them costs one pass."""
+    parts = re.split(r",\s+|\s+-\s+", sentence.strip())
+    while parts and _neutral(parts[0]):
+        parts.pop(0)
+    while parts and _neutral(parts[-1]):
+        parts.pop()
+    return ", ".join(parts)
 
 
 # ---------------------------------------------------------------- one sentence
@@ -161,6 +161,7 @@ def _judge_sentence(s: str, task: Task, record: EpisodeRecord, src: Sources) -> 
     reasons: list[str] = []
     if "?" in s:
         reasons.append("question_in_answer")
+    reasons += [f"unexplained_word:{m.group(0)}" for m in DOUBT_PHRASES.finditer(s)]
     values, blanked = _values(s, src.tools)
     reasons += [f"unsourced_value:{v.kind}" for v in values if not _sourced(v, s, src)]
     numbers_only = _without_values(s, values, "number")
@@ -321,6 +322,8 @@ def _outcomes(s: str, task: Task) -> tuple[str, list[str]]:
     return s, reasons
 
 
+_ACTING = frozenset().union(*ACTION_WORDS.values())
+_DENIABLE = frozenset().union(*DENIABLE_WORDS.values())
 _DENIAL_RE = re.compile(r"\b(?:not|never|nothing|none|no)\s+(?:[a-z'-]+\s+){0,3}$")
 
 
@@ -334,19 +337,23 @@ def _actions(s: str, task: Task, record: EpisodeRecord) -> tuple[str, list[str],
     done = _executed(record)
     reasons, out, denied = [], s, False
     for m in WORD_RE.finditer(s):  # denials read on the sentence as written, blanks made on a copy
-        denial = _DENIAL_RE.search(s[:m.start()])
+        word = m.group(0)
+        if word not in _ACTING and word not in _DENIABLE:
+            continue
         if re.match(r"\s+off\b", s[m.end():]):
             continue  # "held off" is a blocked outcome's phrase, not units held
-        tools = {t for t, words in ACTION_WORDS.items() if m.group(0) in words}
+        start = max(0, m.start() - 80)  # a denial stands within four words: look no further back
+        denial = _DENIAL_RE.search(s[start:m.start()])
+        tools = {t for t, words in ACTION_WORDS.items() if word in words}
         if denial:
-            tools |= {t for t, words in DENIABLE_WORDS.items() if m.group(0) in words}
+            tools |= {t for t, words in DENIABLE_WORDS.items() if word in words}
         if not tools:
             continue
         if denial:
             if task.get("expected_status") == Status.DONE or tools & done:
                 reasons += [f"denied_action_done:{t}" for t in sorted(tools)]
             denied = True
-            out = _blank(out, denial.start(), denial.start() + len(denial.group(0).split()[0]))
+            out = _blank(out, start + denial.start(), start + denial.start() + len(denial.group(0).split()[0]))
         elif not tools & done:
             reasons += [f"false_action_claim:{t}" for t in sorted(tools)]
         out = _blank(out, m.start(), m.end())

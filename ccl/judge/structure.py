@@ -19,6 +19,7 @@ the claim judge of the design in experiments/ruler_farming is what closes that.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Iterable
 
@@ -117,7 +118,10 @@ def _scalars(result: dict) -> list[str]:
 
 def number_text(v: float) -> str:
     """A number as an answer would write it: 11891.32, 106.2263, 16 (not 16.0), '' if not finite."""
-    return f"{v:.12g}" if v == v and abs(v) != float("inf") else ""
+    try:
+        return f"{float(v):.12g}" if math.isfinite(v) else ""
+    except OverflowError:  # an integer past float range
+        return ""
 
 
 def _chain(text: str, values: list[str]) -> tuple[int, list[tuple[int, int]]]:
