@@ -12,6 +12,7 @@ archive/.
 """
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from tqdm import tqdm
 
 from ccl.artifacts.boundary import run_stage
 from ccl.stages import train
+from ccl.train.torch_trainer import CUBLAS_CONFIG, CUBLAS_DETERMINISTIC
 from ccl.vocabulary import RUNS
 
 from .cli import stage_parser
@@ -27,6 +29,8 @@ from .model_store import model_store
 
 
 def main(argv: list[str] | None = None) -> int:
+    # deterministic cuBLAS for the trainer's CUDA path (ccl.train.torch_trainer.reproducible); a user's value is kept
+    os.environ.setdefault(CUBLAS_CONFIG, CUBLAS_DETERMINISTIC)
     ap = stage_parser(__doc__)
     ap.add_argument("run", help=f"a run of ccl.vocabulary.RUNS: {', '.join(RUNS)}")
     ap.add_argument("--runs", type=Path, default=TRAIN_RUNS)

@@ -4,6 +4,8 @@ GPU runs them: the decoder against ``model.generate`` (float32, exact; bf16, the
 a training step with exact resume, the hybrid-cache teacher, and memory accounting."""
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 from tiny_models import ARCHS, save_tiny
@@ -11,7 +13,10 @@ from tiny_models import ARCHS, save_tiny
 from ccl.models.weights import model_dir
 from ccl.policy.base import GenConfig
 from ccl.policy.torch_backend import TorchBackend
+from ccl.train.torch_trainer import CUBLAS_CONFIG, CUBLAS_DETERMINISTIC
 from scripts.model_store import model_store
+
+os.environ.setdefault(CUBLAS_CONFIG, CUBLAS_DETERMINISTIC)  # as scripts/train.py sets it
 
 pytestmark = [pytest.mark.cuda,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: run on a GPU machine")]

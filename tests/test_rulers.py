@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,13 +78,26 @@ def test_ruler_1_metrics_ignore_ruler_2_and_ruler_2_metrics_hand_worked():
     assert by_split["splits"]["eval_ood"] == {"n": 0, "success": None, "criteria": dict.fromkeys(CRITERIA)}
 
 
+@pytest.fixture(scope="module")
+def cpu_data(tmp_path_factory):
+    """The cpu profile's task files the committed transcripts were judged against: the checkout's (a DVC
+    output), or, on a clean clone without them, built by build_datasets (seconds; byte-identical)."""
+    data = ROOT / "data" / "v1"
+    if (data / "tasks" / "eval_id.jsonl").is_file():
+        return data
+    out = tmp_path_factory.mktemp("cpu_data")
+    subprocess.run([sys.executable, "-m", "scripts.build_datasets", "--profile", "cpu", "--out", str(out)],
+                   cwd=ROOT, check=True, capture_output=True)
+    return out
+
+
 @pytest.mark.parametrize("name", ["oracle", "C_s0"])
-def test_the_judge_stage_keeps_ruler_1_metrics_byte_identical(tmp_path, name):
+def test_the_judge_stage_keeps_ruler_1_metrics_byte_identical(tmp_path, name, cpu_data):
     committed = ROOT / "results" / "runs" / name
     (tmp_path / name).mkdir()
     for f in ("episodes.jsonl.gz", "generation.json"):
         shutil.copy(committed / f, tmp_path / name / f)
-    judge_stage.run(name, ROOT / "data" / "v1", tmp_path)
+    judge_stage.run(name, cpu_data, tmp_path)
     assert (tmp_path / name / "metrics.json").read_bytes() == (committed / "metrics.json").read_bytes()
     rows = list(read_jsonl(tmp_path / name / "verdicts.jsonl.gz"))
     assert all(r["verdict"]["ruler"] == RULER1 and r[RULER2]["ruler"] == RULER2 for r in rows)
@@ -163,11 +178,11 @@ def test_rejudge_tallies_and_changed_episodes_hand_worked():
     assert changed[0][f"{RULER2}_reasons"] == ["raw_result_answer", "result_key:x"] and changed[0]["final"] == "{}"
 
 
-def test_the_rejudge_stage_reads_committed_transcripts(tmp_path):
+def test_the_rejudge_stage_reads_committed_transcripts(tmp_path, cpu_data):
     runs = tmp_path / "runs"
     (runs / "oracle").mkdir(parents=True)
     shutil.copy(ROOT / "results" / "runs" / "oracle" / "episodes.jsonl.gz", runs / "oracle")
-    result = rejudge_stage.run(ROOT / "data" / "v1", runs, ROOT / "data" / "v1" / "teacher", tmp_path / "out")
+    result = rejudge_stage.run(cpu_data, runs, ROOT / "data" / "v1" / "teacher", tmp_path / "out")
     oracle = result["configs"]["oracle"]["pooled_main"]
     assert oracle[RULER1]["rate"] == oracle[RULER2]["rate"] == 1.0 and oracle[RULER1_ONLY] == 0
     teacher = result["configs"][rejudge_stage.TEACHER_CONFIG]

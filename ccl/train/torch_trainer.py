@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -174,16 +173,13 @@ def reproducible(device: str) -> Iterator[None]:
         yield
         return
     before = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
-    unset = CUBLAS_CONFIG not in os.environ
-    if unset:
-        os.environ[CUBLAS_CONFIG] = CUBLAS_DETERMINISTIC
+    # the library reads no environment (tests/test_layout.py): CUBLAS_WORKSPACE_CONFIG is set by the
+    # training script (scripts/train.py) and the CUDA tests; torch names it if it is missing
     torch.use_deterministic_algorithms(True)
     try:
         yield
     finally:
         torch.use_deterministic_algorithms(before[0], warn_only=before[1])
-        if unset:
-            os.environ.pop(CUBLAS_CONFIG, None)
 
 
 def rng_state(device: str) -> dict:
