@@ -25,6 +25,7 @@ from typing import Any, Iterable
 
 from ..records import EpisodeRecord, Task
 from .answers import numbers
+from .sources import objects
 from .task_facts import currency_codes
 
 _ALTERNATIVE_RE = re.compile(r"\b(?:or|either|alternatively|otherwise|failing that)\b")
@@ -77,16 +78,6 @@ def _codes(value: Any) -> set[str]:
     return currency_codes(value) if isinstance(value, str) and len(value) == 3 and value.isalpha() else set()
 
 
-def _dicts(value: Any) -> Iterable[dict]:
-    if isinstance(value, dict):
-        yield value
-        for v in value.values():
-            yield from _dicts(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _dicts(v)
-
-
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -102,7 +93,7 @@ def currencies_of_amounts(task: Task, record: EpisodeRecord) -> dict[float, set[
     for call in record.get("calls") or []:
         if not isinstance(call, dict):
             continue
-        for d in [*_dicts(call.get("cargs") or call.get("args")), *_dicts(call.get("result"))]:
+        for d in [*objects(call.get("cargs") or call.get("args")), *objects(call.get("result"))]:
             _tie(d, out)
     request = (task.get("request") or "").casefold()
     for n in numbers(request):

@@ -44,7 +44,7 @@ def sources(task: Task, record: EpisodeRecord) -> Sources:
                 continue
             texts.append(_text(part))
             values += list(_json_numbers(part))
-        keys |= set(_keys(call.get("result")))
+        keys |= keys_of(call.get("result"))
     try:
         tools = [Catalogue(task).surface(t) for t in task.get("catalogue") or []]
     except (KeyError, TypeError, ValueError):
@@ -84,14 +84,21 @@ def _json_numbers(value: Any) -> Iterable[float]:
             yield from _json_numbers(v)
 
 
-def _keys(value: Any) -> Iterable[str]:
+def objects(value: Any) -> Iterable[dict]:
+    """Every object in a result or arguments, nested ones too (each flight of a search); the one walk
+    ruler 2's answer checks share."""
     if isinstance(value, dict):
-        for k, v in value.items():
-            yield str(k)
-            yield from _keys(v)
+        yield value
+        for v in value.values():
+            yield from objects(v)
     elif isinstance(value, list):
         for v in value:
-            yield from _keys(v)
+            yield from objects(v)
+
+
+def keys_of(value: Any) -> set[str]:
+    """Every key of every object in ``value``."""
+    return {str(k) for d in objects(value) for k in d}
 
 
 def stated(token: str, src: Sources) -> bool:

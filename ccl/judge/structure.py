@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Iterable
 
 from ..records import EpisodeRecord
 from .reading import read
+from .sources import keys_of, objects
 
 OBJECT_RE = re.compile(r"[{\[]\s*[\"']?[A-Za-z_]\w*[\"']?\s*[:=]")
 FRAMING_RE = re.compile(r"^\s*Results:|[\"']ok[\"']\s*:|If these results complete the request", re.M)
@@ -35,18 +35,8 @@ def result_keys(record: EpisodeRecord) -> set[str]:
     keys: set[str] = set()
     for call in record["calls"]:
         if "result" in call:
-            keys |= set(_keys(call["result"]))
+            keys |= keys_of(call["result"])
     return keys
-
-
-def _keys(value: Any) -> Iterable[str]:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield str(k)
-            yield from _keys(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _keys(v)
 
 
 def structure_reasons(answer: str, record: EpisodeRecord) -> list[str]:
@@ -93,17 +83,6 @@ TABLE_ROW_RE = re.compile(r"^\s*\|(.*)\|\s*$", re.M)
 
 
 # ---------------------------------------------------------------- a result's values in its own order
-def _dicts(value: Any) -> Iterable[dict]:
-    """Every object in a result, nested ones too (each flight of a search)."""
-    if isinstance(value, dict):
-        yield value
-        for v in value.values():
-            yield from _dicts(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _dicts(v)
-
-
 def _scalars(result: dict) -> list[str]:
     out = []
     for v in result.values():
@@ -141,7 +120,7 @@ def _result_dumped(text: str, record: EpisodeRecord) -> bool:
     The rate is 1.4156."), or all of them (two or more) with no other word in one sentence ("TCK-1001, low.", "Values: 3424, INR, GBP, 29.1"). Prose names a few values in the order a sentence
     needs; a dump names them all in the order the tool returned them."""
     t = text.casefold()
-    results = [d for call in record["calls"] for d in _dicts(call.get("result"))]
+    results = [d for call in record["calls"] for d in objects(call.get("result"))]
     everything = {w for d in results for v in _scalars(d) for w in re.findall(r"[^\W\d_]+", v)}
     for result in results:
         for order in (list(result), sorted(result)):
