@@ -35,6 +35,7 @@ from ..world.execution import run_tool
 from ..world.state import World
 from ..world.toolkit import validate_args
 from ..world.tools import TOOLS
+from .jsonscan import fenced, first_values
 from .prompt import observation_text, system_prompt
 
 # Plain strings, not members: the parse-error message below shows ``list(STATUSES)``, and a
@@ -62,7 +63,6 @@ class Action:
 
 
 _THINK_RE = re.compile(r"<think>.*?(</think>|$)", re.S)
-_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 
 
 def _too_deep(text: str, limit: int) -> bool:
@@ -141,15 +141,13 @@ def parse_action(text: Any, limits: Limits = Limits()) -> tuple[Action | None, s
     except (ValueError, RecursionError):
         pass
     body = _THINK_RE.sub("", text)
-    candidates = [m.group(1) for m in _FENCE_RE.finditer(body)] + [body]
+    candidates = fenced(body) + [body]
     decoder = json.JSONDecoder()
     error = "no JSON object found"
     for cand in candidates:
-        for m in re.finditer(r"[\[{]", cand):
-            try:
-                obj, _ = decoder.raw_decode(cand, m.start())
-            except (ValueError, RecursionError):
-                continue
+        # the first bracket the decoder reads a value from (jsonscan: linear time, same answer as trying
+        # the decoder at every bracket)
+        for obj in first_values(cand, decoder):
             result = _normalise(obj)
             if isinstance(result, Action):
                 return result, None, strict
