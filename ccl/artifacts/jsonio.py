@@ -127,9 +127,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(e, OSError) and e.filename is None:  # write() and fsync() name no file: name ours
+            raise type(e)(e.errno, e.strerror or str(e), str(path)) from e
         raise
 
 
