@@ -81,3 +81,52 @@ def test_every_stage_script_runs_inside_the_boundary():
         name = module.removeprefix("scripts.")
         script = ROOT / "scripts" / f"{name}.py"
         assert f'sys.exit(run_stage("{name}", main))' in script.read_text(), script
+
+
+def full_disk_on_write(monkeypatch) -> None:
+    """A disk that fills up under the write itself: ``write`` raises ENOSPC naming no file, as the system
+    call does (the fault the tests above simulate at mkstemp carries the folder's name)."""
+    import os
+    real_fdopen = os.fdopen
+
+    class Full:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> bool:
+            self.f.close()
+            return False
+
+        def write(self, data: bytes) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: Full(real_fdopen(fd, *a, **k)))
+
+
+def test_build_datasets_names_the_file_a_full_disk_stopped(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "data"
+    full_disk_on_write(monkeypatch)
+    rc, err = run("build_datasets", ["--profile", "smoke", "--out", str(out)], capsys)
+    assert rc == 2 and len(err) == 1, err
+    assert err[0].startswith(f"build_datasets: No space left on device: {out / 'tasks'}/") and "free disk" in err[0]
+    assert "unknown path" not in err[0] and not [p for p in out.rglob("*") if p.is_file()]
+
+
+def test_evaluate_names_the_file_a_full_disk_stopped(smoke_data, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "runs"
+    full_disk_on_write(monkeypatch)
+    rc, err = run("evaluate", ["--profile", "smoke", "--name", "oracle", "--data", str(smoke_data.parent),
+                               "--out", str(out)], capsys)
+    assert rc == 2 and err[-1].startswith(f"evaluate: No space left on device: {out / 'oracle'}/"), err
+    assert "unknown path" not in err[-1] and not (out / "oracle" / "episodes.jsonl.gz").exists()
+
+
+def test_build_sft_names_the_file_a_full_disk_stopped(smoke_distilled, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "variants"
+    full_disk_on_write(monkeypatch)
+    rc, err = run("build_sft", ["--profile", "smoke", "--data", str(smoke_distilled), "--out", str(out)], capsys)
+    assert rc == 2 and err[-1].startswith(f"build_sft: No space left on device: {out}/"), err
+    assert "unknown path" not in err[-1]

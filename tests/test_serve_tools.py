@@ -14,14 +14,14 @@ import pytest
 import torch
 from openai import OpenAI
 
-from ccl.artifacts.jsonio import read_jsonl
+from ccl.artifacts.jsonio import finite_only, read_jsonl
 from ccl.episode.prompt import compose_system, system_prompt, task_context
 from ccl.episode.runtime import run_episode
 from ccl.policy.base import GenConfig, GenOut, ModelPolicy
 from ccl.policy.load import load_backend
 from ccl.serve.app import App, Provider
 from ccl.serve.client import ServerPolicy
-from ccl.serve.episodes import finite, json_line
+from ccl.serve.episodes import json_line
 from ccl.serve.http import serve_in_thread
 from ccl.serve.openai_format import action_choice, episode_messages, study_messages
 from ccl.world.catalogue import Catalogue, render_tools
@@ -116,9 +116,10 @@ def test_tool_messages_become_one_observation_and_known_ids_keep_the_models_text
 
 def test_non_finite_numbers_leave_as_strings_so_json_parse_reads_every_line():
     line = json_line({"event": "end", "args": {"x": float("nan"), "y": [float("-inf"), 1.5]}})
-    assert json.loads(line, parse_constant=lambda c: pytest.fail(c)) == {"args": {"x": "nan", "y": ["-inf", 1.5]},
-                                                                         "event": "end"}
-    assert finite((1.0, float("inf"))) == [1.0, "inf"]
+    # the spelling the model wrote (json's own), the same in every record the project writes (jsonio.finite_only)
+    assert json.loads(line, parse_constant=lambda c: pytest.fail(c)) == {
+        "args": {"x": "NaN", "y": ["-Infinity", 1.5]}, "event": "end"}
+    assert finite_only((1.0, float("inf"))) == [1.0, "Infinity"]
 
 
 # ---------------------------------------------------------------- the real student, through the openai client

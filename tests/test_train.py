@@ -428,6 +428,22 @@ def test_a_full_disk_ends_training_in_one_line_and_leaves_no_adapter(tiny_model,
     assert not list((tmp_path / "runs").rglob("adapter_model.safetensors"))
 
 
+def test_a_disk_that_fills_under_a_write_ends_training_naming_the_file(tiny_model, data_dir, tmp_path, monkeypatch,
+                                                                       capsys):
+    """The write itself fails (ENOSPC naming no file, as the system call reports it): the one atomic-write
+    helper names the file it was writing (issue 38: was "No space left on device: (unknown path)")."""
+    from test_boundary import full_disk_on_write
+
+    from ccl.artifacts.boundary import run_stage
+
+    full_disk_on_write(monkeypatch)
+    code = run_stage("train", lambda argv: run(tiny_model, data_dir, tmp_path) and 0)
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("Loading weights")]
+    assert code == 2 and len(err) == 1, err
+    assert err[0].startswith(f"train: No space left on device: {tmp_path / 'runs' / 'C_s0'}/") and "free disk" in err[0]
+    assert "unknown path" not in err[0]
+
+
 def test_mlx_gradient_checkpointing_is_honoured_and_changes_no_number(tiny_model, data_dir):
     """The recipe's switch reaches MLX (mlx-lm's block recomputation) and the step's loss and
     gradient norm stay those of the plain step. It runs last in this module: the switch patches

@@ -11,6 +11,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -20,9 +21,53 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
+_NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
+
+
+def finite_only(obj: Any) -> Any:
+    """``obj`` with every non-finite float replaced by the string Python's json module would have written
+    for it ("NaN", "Infinity", "-Infinity"). Model text is parsed leniently (``json.loads`` reads NaN),
+    so a sampled action can carry these values into a record; written as strings they stay readable
+    by every strict JSON reader (a browser's ``JSON.parse``, jq) and keep their spelling."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return _NON_FINITE.get(obj, "NaN")
+    if isinstance(obj, dict):
+        return {k: finite_only(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_only(v) for v in obj]
+    return obj
+
+
+def json_text(obj: Any, **options: Any) -> str:
+    """The one JSON writer: strict JSON (``allow_nan=False``), non-finite numbers as strings
+    (:func:`finite_only`). Options are ``json.dumps``'s; a record without non-finite numbers gives
+    exactly the bytes ``json.dumps`` gives (the fallback walk runs only when a NaN is there)."""
+    options.pop("allow_nan", None)  # never NaN / Infinity in what the project writes
+    try:
+        return json.dumps(obj, allow_nan=False, **options)
+    except ValueError:
+        try:
+            ours = _non_finite(obj)
+        except RecursionError:  # a circular reference
+            ours = False
+        if not ours:  # another fault: not ours to hide
+            raise
+        return json.dumps(finite_only(obj), allow_nan=False, **options)
+
+
+def _non_finite(obj: Any) -> bool:
+    if isinstance(obj, float):
+        return not math.isfinite(obj)
+    if isinstance(obj, dict):
+        return any(_non_finite(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return any(_non_finite(v) for v in obj)
+    return False
+
+
 def dumps(obj: Any) -> str:
-    """Canonical JSON: sorted keys, compact separators, non-ASCII kept as is."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Canonical JSON: sorted keys, compact separators, non-ASCII kept as is; strict (:func:`json_text`)."""
+    return json_text(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -82,9 +127,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(e, OSError) and e.filename is None:  # write() and fsync() name no file: name ours
+            raise type(e)(e.errno, e.strerror or str(e), str(path)) from e
         raise
 
 
@@ -105,7 +152,7 @@ def write_jsonl(path: str | Path, rows: Iterable[Any]) -> None:
 
 def write_json(path: str | Path, obj: Any, indent: int | None = 2) -> None:
     """Human-facing JSON (indented, sorted keys); still byte-stable."""
-    text = json.dumps(obj, sort_keys=True, indent=indent, ensure_ascii=False) + "\n"
+    text = json_text(obj, sort_keys=True, indent=indent, ensure_ascii=False) + "\n"
     atomic_write_bytes(path, text.encode("utf-8"))
 
 

@@ -8,10 +8,8 @@ tools, bad arguments and tools that raise all become observations and are record
 """
 from __future__ import annotations
 
-import copy
 import json
 import re
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
@@ -33,9 +31,11 @@ from ..records import (
     TurnRecord,
 )
 from ..world.catalogue import Catalogue
+from ..world.execution import run_tool
 from ..world.state import World
-from ..world.toolkit import ToolError, validate_args
+from ..world.toolkit import validate_args
 from ..world.tools import TOOLS
+from .jsonscan import fenced, first_values
 from .prompt import observation_text, system_prompt
 
 # Plain strings, not members: the parse-error message below shows ``list(STATUSES)``, and a
@@ -49,7 +49,7 @@ class Limits:
     max_calls_per_turn: int = 6
     max_calls_total: int = 16
     max_parse_errors: int = 2  # the episode ends at this many unparseable turns
-    tool_timeout_s: float = 2.0  # a tool running longer is reported as a timeout and undone
+    tool_timeout_s: float = 2.0  # a call still running is abandoned here, reported as a timeout (world.execution)
     max_action_chars: int = 16_000  # longer assistant text is a parse error
     max_json_depth: int = 32  # deeper nesting is a parse error (no recursion blow-ups)
 
@@ -63,7 +63,6 @@ class Action:
 
 
 _THINK_RE = re.compile(r"<think>.*?(</think>|$)", re.S)
-_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 
 
 def _too_deep(text: str, limit: int) -> bool:
@@ -142,15 +141,13 @@ def parse_action(text: Any, limits: Limits = Limits()) -> tuple[Action | None, s
     except (ValueError, RecursionError):
         pass
     body = _THINK_RE.sub("", text)
-    candidates = [m.group(1) for m in _FENCE_RE.finditer(body)] + [body]
+    candidates = fenced(body) + [body]
     decoder = json.JSONDecoder()
     error = "no JSON object found"
     for cand in candidates:
-        for m in re.finditer(r"[\[{]", cand):
-            try:
-                obj, _ = decoder.raw_decode(cand, m.start())
-            except (ValueError, RecursionError):
-                continue
+        # the first bracket the decoder reads a value from (jsonscan: linear time, same answer as trying
+        # the decoder at every bracket)
+        for obj in first_values(cand, decoder):
             result = _normalise(obj)
             if isinstance(result, Action):
                 return result, None, strict
@@ -303,28 +300,25 @@ class Episode:
         return self._execute(rec, tool, cargs)
 
     def _execute(self, rec: dict, tool: str, cargs: dict) -> Observation:
+        """Run the tool as a transaction under its time limit (ccl.world.execution): the world and the
+        effects list change together, on success only."""
         spec = TOOLS[tool]
-        snapshot = copy.deepcopy(self.world.state) if spec.side_effect else None
-        start = time.perf_counter()
-        try:
-            result = spec.fn(self.world, **cargs)
-        except ToolError as e:
-            rec["outcome"] = e.kind
-            return {"ok": False, "error": {"kind": e.kind, "message": e.message}}
-        except Exception as e:  # a bug or pathological input inside a tool: report, don't crash
-            rec["outcome"] = CallOutcome.TOOL_ERROR
-            return {"ok": False, "error": {"kind": CallOutcome.TOOL_ERROR,
-                                           "message": f"{type(e).__name__}: {e}"[:300]}}
-        if time.perf_counter() - start > self.limits.tool_timeout_s:
-            if snapshot is not None:
-                self.world.state = snapshot
+        ran = run_tool(spec, self.world, cargs, self.limits.tool_timeout_s)
+        if ran.timed_out:
             rec["outcome"] = CallOutcome.TIMEOUT
             return {"ok": False, "error": {"kind": CallOutcome.TIMEOUT, "message": "the tool took too long",
                                            "retryable": True}}
-        rec["outcome"], rec["executed"], rec["result"] = CallOutcome.OK, True, result
+        if ran.error is not None:
+            rec["outcome"] = ran.error.kind
+            return {"ok": False, "error": {"kind": ran.error.kind, "message": ran.error.message}}
+        if ran.crash is not None:
+            rec["outcome"] = CallOutcome.TOOL_ERROR
+            return {"ok": False, "error": {"kind": CallOutcome.TOOL_ERROR, "message": ran.crash}}
+        rec["outcome"], rec["executed"], rec["result"] = CallOutcome.OK, True, ran.result
         if spec.side_effect:
+            self.world.state = ran.state
             self.effects.append({"tool": tool, "args": cargs})
-        return {"ok": True, "result": result}
+        return {"ok": True, "result": ran.result}
 
     def record(self) -> EpisodeRecord:
         """Everything the validator and the datasets need, as plain JSON."""

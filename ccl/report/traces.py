@@ -11,14 +11,14 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..artifacts.jsonio import atomic_write_bytes, read_json, read_jsonl
+from ..artifacts.jsonio import atomic_write_bytes, dumps, read_json, read_jsonl
 from ..errors import InputError
 
 TASK_FIELDS = ("request", "role", "approvals", "expected_status", "family", "template", "depth", "today")
 
 
 def js_assign(var: str, key: str | None, obj) -> bytes:
-    body = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    body = dumps(obj).replace("</", "<\\/")  # strict JSON: a NaN in model text is a string here too
     target = f'window.CCL.{var}' + (f"[{json.dumps(key)}]" if key is not None else "")
     return (f"window.CCL = window.CCL || {{}}; window.CCL.{var} = window.CCL.{var} || {{}};\n"
             f"{target} = {body};\n").encode("utf-8")

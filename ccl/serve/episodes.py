@@ -4,7 +4,6 @@ the runtime streamed as events, and strict JSON lines for them.
 from __future__ import annotations
 
 import copy
-import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -119,17 +118,7 @@ async def episode_events(app: App, req: EpisodeRequest):
            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": new_tokens}}
 
 
-def finite(obj: Any) -> Any:
-    """``obj`` with non-finite numbers as strings: model text can hold NaN or Infinity, which JSON (and
-    the browser's JSON.parse) does not."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
-    if isinstance(obj, dict):
-        return {k: finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [finite(v) for v in obj]
-    return obj
-
-
 def json_line(obj: Any) -> bytes:
-    return (dumps(finite(obj)) + "\n").encode()
+    """One event of an episode stream: strict JSON (model text's NaN / Infinity become strings, as in
+    every record: ccl.artifacts.jsonio.json_text), so the browser's JSON.parse reads every line."""
+    return (dumps(obj) + "\n").encode()

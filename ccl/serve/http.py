@@ -37,7 +37,6 @@ model's calls (the client executes them), and episodes run in a task's simulated
 from __future__ import annotations
 
 import asyncio
-import json
 import mimetypes
 import re
 import threading
@@ -49,6 +48,7 @@ from urllib.parse import parse_qs, unquote
 
 from aiohttp import web
 
+from ..artifacts.jsonio import json_text
 from .app import BACKLOG, HOST, SITE_HINT, ApiError, App
 from .completions import chat_completion, model_card, stream_chunks
 from .episodes import episode_events, episode_request, json_line, splits, task_list
@@ -105,7 +105,7 @@ def health(app: App) -> dict:
 
 
 def json_response(status: int, obj: Any, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(status=status, body=json.dumps(obj, ensure_ascii=False).encode(),
+    return web.Response(status=status, body=json_text(obj, ensure_ascii=False).encode(),
                         headers={"Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store",
                                  **(headers or {})})
 
@@ -207,7 +207,7 @@ async def _completion(app: App, request: web.BaseRequest, body: dict) -> web.Str
                                        "Cache-Control": "no-store"})
     await resp.prepare(request)
     for chunk in stream_chunks(response, include_usage):
-        await resp.write(b"data: " + json.dumps(chunk, ensure_ascii=False).encode() + b"\n\n")
+        await resp.write(b"data: " + json_text(chunk, ensure_ascii=False).encode() + b"\n\n")
     await resp.write(b"data: [DONE]\n\n")
     await resp.write_eof()
     return resp

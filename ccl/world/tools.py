@@ -153,8 +153,11 @@ def convert_currency(w: World, amount: float, from_currency: str, to_currency: s
         to_currency: ISO 4217 code of the target currency
     """
     rate = round(_currency(w, to_currency) / _currency(w, from_currency), 4)
+    converted = round(amount * rate, 2)
+    if not math.isfinite(converted):  # e.g. 1e308 yen in dollars: no JSON number holds the answer
+        raise ToolError(CallOutcome.INVALID_ARGUMENT, "amount too large to convert")
     return {"amount": amount, "from_currency": from_currency.strip().upper(),
-            "to_currency": to_currency.strip().upper(), "converted": round(amount * rate, 2)}
+            "to_currency": to_currency.strip().upper(), "converted": converted}
 
 
 # ---- orders ----
@@ -276,13 +279,20 @@ def evaluate_expression(expression: str) -> float:
             if isinstance(node.op, ast.Pow) and (abs(b) > 12 or abs(a) > 1e6):
                 raise ToolError(CallOutcome.INVALID_ARGUMENT, "exponent too large")
             try:
-                return _BINOPS[type(node.op)](a, b)
+                value = _BINOPS[type(node.op)](a, b)
             except ZeroDivisionError:
                 raise ToolError(CallOutcome.INVALID_ARGUMENT, "division by zero") from None
+            if isinstance(value, complex):  # a negative number to a fractional power
+                raise ToolError(CallOutcome.INVALID_ARGUMENT, "the result is not a real number")
+            return value
         raise ToolError(CallOutcome.INVALID_ARGUMENT, "only numbers and + - * / % ** ( ) are allowed")
 
-    value = ev(tree)
-    if not math.isfinite(value) or abs(value) > 1e15:
+    try:
+        value = ev(tree)
+        finite = math.isfinite(value)
+    except (OverflowError, RecursionError):  # a product too large for a float; nesting deeper than the stack
+        raise ToolError(CallOutcome.INVALID_ARGUMENT, "result is not a finite number below 1e15") from None
+    if not finite or abs(value) > 1e15:
         raise ToolError(CallOutcome.INVALID_ARGUMENT, "result is not a finite number below 1e15")
     return value
 
