@@ -9,7 +9,7 @@ from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..models.registry import ModelError, ModelStore
 from ..policy.base import GenConfig
@@ -108,6 +108,7 @@ class App:
     raw: RawTexts = field(default_factory=RawTexts)
     log: deque = field(default_factory=lambda: deque(maxlen=10_000))  # request records, newest last
     active: set = field(default_factory=set)  # the Stopper of the generation running now (to stop it at exit)
+    connection_stats: Callable[[], dict] = field(default=dict)  # open/cap/refused, set by the server at start
 
     def __post_init__(self) -> None:
         self.by_name = {p.name: p for p in self.providers}

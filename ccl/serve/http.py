@@ -23,7 +23,8 @@ Endpoints (every error is ``{"error": {"message", "type", "param", "code"}}``):
 
 Built on aiohttp (already pinned, as DVC's HTTP client): one event loop serves every connection, so
 idle or slow clients hold no thread and cannot lock others out; the listen queue is 128; a client
-that disconnects cancels its request, and its generation stops at the next decoding step. Generation
+that disconnects cancels its request, and its generation stops at the next decoding step; open
+connections are capped below the descriptor limit (ccl/serve/connections.py). Generation
 runs one request at a time on one worker thread (the backends are not thread-safe), bounded in
 tokens (``max_tokens``, at most ``MAX_TOKENS_CAP``) and in time (``--request-timeout``). A stream is
 sent after the action is complete: whether the model calls a tool or answers is known only when its
@@ -39,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import mimetypes
 import re
+import sys
 import threading
 import time
 import traceback
@@ -51,6 +53,7 @@ from aiohttp import web
 from ..artifacts.jsonio import json_text
 from .app import BACKLOG, HOST, SITE_HINT, ApiError, App
 from .completions import chat_completion, model_card, stream_chunks
+from .connections import CappedServer, LineLog, descriptor_limit, open_descriptors, plan, quiet_accept_errors
 from .episodes import episode_events, episode_request, json_line, splits, task_list
 from .requests import _short, check_body_headers, check_host, check_model, parse_json
 
@@ -101,7 +104,7 @@ def health(app: App) -> dict:
             "backend": app.providers[0].backend_name if app.providers else None,
             "adapter": app.providers[0].adapter if app.providers else None,
             "episode_models": [p.name for p in app.providers] + ["oracle"],
-            "site": app.site.is_dir(), "splits": splits(app.data)}
+            "site": app.site.is_dir(), "splits": splits(app.data), "connections": app.connection_stats()}
 
 
 def json_response(status: int, obj: Any, headers: dict[str, str] | None = None) -> web.Response:
@@ -257,11 +260,15 @@ class Server:
         self._runner: web.ServerRunner | None = None
 
     async def _start(self) -> None:
-        low = web.Server(make_handler(self.app), handler_cancellation=True, access_log=None,
-                         keepalive_timeout=self.app.keepalive_s, max_line_size=8190, max_field_size=8190)
+        log = LineLog(lambda line: print(line, file=sys.stderr, flush=True))
+        cap, backlog = plan(descriptor_limit(), open_descriptors(), BACKLOG)  # read once, at start
+        quiet_accept_errors(self.loop, log)
+        low = CappedServer(make_handler(self.app), cap=cap, log=log, handler_cancellation=True, access_log=None,
+                           keepalive_timeout=self.app.keepalive_s, max_line_size=8190, max_field_size=8190)
+        self.app.connection_stats = low.stats
         self._runner = web.ServerRunner(low, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, HOST, self.port, backlog=BACKLOG)
+        site = web.TCPSite(self._runner, HOST, self.port, backlog=backlog)
         await site.start()
         self.socket = site._server.sockets[0]  # the listening socket (its address is the bound one)
         self.server_address = self.socket.getsockname()[:2]

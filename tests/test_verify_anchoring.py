@@ -1,0 +1,95 @@
+"""verify on a bare tree (no dvc.lock): files that no manifest checks are named, and special files are
+refused by type, never opened (ccl/artifacts/verification.py)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccl.artifacts.manifest import write_manifest
+from ccl.artifacts.verification import verify_tree
+
+ROOT = Path(__file__).resolve().parents[1]
+FIFO = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+
+
+def _files(folder: Path, names: list[str]) -> list[Path]:
+    paths = []
+    for name in names:
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{{\"name\": \"{name}\"}}\n")
+        paths.append(path)
+    return paths
+
+
+def _data_tree(tmp_path: Path) -> Path:
+    """v1/ with a top manifest over its tasks and a sub-manifest over export/, as build_datasets and export_sft."""
+    v1 = tmp_path / "tree" / "v1"
+    write_manifest(v1, _files(v1, ["leakage_audit.json", "tasks/eval_id.jsonl"]))
+    write_manifest(v1 / "export", _files(v1 / "export", ["train.jsonl"]))
+    return tmp_path / "tree"
+
+
+def _runs_tree(tmp_path: Path) -> Path:
+    runs = tmp_path / "runs"
+    for run in ("C_s0", "C_s1"):
+        write_manifest(runs / run, _files(runs / run, ["summary.json", "adapter/adapter_model.safetensors"]))
+    return runs
+
+
+def _verify(root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scripts.verify", "--root", str(root)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_deleting_the_top_manifest_leaves_the_task_files_named_as_unanchored(tmp_path):
+    tree = _data_tree(tmp_path)
+    assert verify_tree(tree) == []
+    (tree / "v1" / "manifest.json").unlink()
+    (tree / "v1" / "tasks" / "eval_id.jsonl").write_text("{\"edited\": true}\n")
+    why = "(no manifest lists it and dvc.lock records none, though folders beside it have manifests: was its " \
+          "manifest deleted?)"
+    assert verify_tree(tree) == [f"UNANCHORED v1/leakage_audit.json {why}", f"UNANCHORED v1/tasks/eval_id.jsonl {why}"]
+    out = _verify(tree)
+    assert out.returncode == 1 and "UNANCHORED v1/tasks/eval_id.jsonl" in out.stdout
+    assert "has no dvc.lock: each manifest is checked against the files it lists" in out.stderr
+
+
+def test_deleting_a_runs_manifest_leaves_its_adapter_named_as_unanchored(tmp_path):
+    runs = _runs_tree(tmp_path)
+    assert verify_tree(runs) == []
+    (runs / "C_s1" / "manifest.json").unlink()
+    (runs / "C_s1" / "adapter" / "adapter_model.safetensors").write_text("{\"edited\": true}\n")
+    assert [p.split(" (")[0] for p in verify_tree(runs)] == [
+        "UNANCHORED C_s1/adapter/adapter_model.safetensors", "UNANCHORED C_s1/summary.json"]
+    assert _verify(runs).returncode == 1
+
+
+@FIFO
+def test_a_fifo_named_manifest_is_refused_by_type_without_blocking(tmp_path):
+    runs = _runs_tree(tmp_path)
+    (runs / "C_s1" / "manifest.json").unlink()
+    os.mkfifo(runs / "C_s1" / "manifest.json")  # opening it for reading would wait for a writer forever
+    problems = verify_tree(runs)
+    assert problems[0] == "REFUSED C_s1/manifest.json (a FIFO, not a regular file; not opened)"
+    assert [p.split(" (")[0] for p in problems[1:]] == [
+        "UNANCHORED C_s1/adapter/adapter_model.safetensors", "UNANCHORED C_s1/summary.json"]
+    out = _verify(runs)  # the CLI too (timeout=60 fails the test instead of hanging)
+    assert out.returncode == 1 and "REFUSED C_s1/manifest.json (a FIFO" in out.stdout
+
+
+@FIFO
+def test_a_fifo_listed_or_lying_in_a_manifests_folder_is_never_opened(tmp_path):
+    runs = _runs_tree(tmp_path)
+    os.mkfifo(runs / "C_s0" / "extra.jsonl")
+    target = runs / "C_s1" / "summary.json"
+    target.unlink()
+    os.mkfifo(target)
+    assert verify_tree(runs) == [
+        "MISSING C_s1/summary.json (listed in C_s1/manifest.json)",  # listed, but not a regular file
+        "REFUSED C_s0/extra.jsonl (a FIFO, not a regular file; not opened)",
+        "REFUSED C_s1/summary.json (a FIFO, not a regular file; not opened)"]
