@@ -58,6 +58,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: dvc.lock keeps {len(stale)} entries of stages dvc.yaml no longer defines "
               f"({', '.join(stale)}); not checked (`python -m scripts.verify --prune-lock` removes them)",
               file=sys.stderr)
+    if not (root / "dvc.lock").is_file():
+        print(f"note: {root} has no dvc.lock: each manifest is checked against the files it lists, and files "
+              f"beside manifest folders that no manifest lists are named, but nothing checks the manifests "
+              f"themselves (a file edited together with its manifest passes); a clone's dvc.lock anchors them",
+              file=sys.stderr)
     for p in problems:
         print(p)
     if problems:

@@ -5,6 +5,7 @@ reruns no stage.
 """
 from __future__ import annotations
 
+import stat
 from pathlib import Path, PurePosixPath
 
 from .dvc_lock import Recorded, Unlisted, recorded_outputs
@@ -12,6 +13,8 @@ from .jsonio import file_digest, read_json, sha256_file
 from .manifest import MANIFEST, describe
 
 FIELDS = ("sha256", "bytes", "rows", "families", "assistant_turns")  # what describe() records of a file
+SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+           (stat.S_ISSOCK, "a socket"))
 
 
 def verify_tree(root: Path, scan: list[Path] | None = None, stale: list[str] | None = None) -> list[str]:
@@ -40,13 +43,43 @@ def verify_tree(root: Path, scan: list[Path] | None = None, stale: list[str] | N
     tracked = {(root / u.path).resolve(): u for u in unlisted}
     for m in manifests:
         problems += [x for x in _check_manifest(root, m, listed, tracked) if x.split()[1] not in reported]
-    for m in manifests:
-        if m.is_dir():
-            continue
-        for path in sorted(m.parent.rglob("*")):
-            if (path.is_file() and path.name != MANIFEST and not path.name.startswith(".")
-                    and path.resolve() not in listed):
-                problems.append(f"UNEXPECTED {path.relative_to(root).as_posix()} (in no manifest)")
+    return problems + _check_unlisted(root, scan, manifests, listed, {(root / r.path).resolve() for r in recorded})
+
+
+def special_kind(path: Path) -> str | None:
+    """What ``path`` is when it is neither a regular file nor a folder (a FIFO, a device, a socket): such
+    files are refused by type and never opened (reading a FIFO blocks until someone writes to it)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    return next((name for test, name in SPECIAL if test(mode)), None)
+
+
+def _check_unlisted(root: Path, scan: list[Path], manifests: list[Path], listed: set[Path],
+                    recorded: set[Path]) -> list[str]:
+    """Files no manifest lists. In a manifest's folder: UNEXPECTED. In a folder that holds manifest folders
+    (data/, data/v1/, runs/: an artifact collection) and not recorded by dvc.lock: UNANCHORED, since
+    nothing checks them (a run whose manifest was deleted, the task files of a deleted top manifest).
+    Special files there are REFUSED by type."""
+    homes = [m.parent for m in manifests if m.is_file()]  # a refused manifest (a folder, a FIFO) anchors nothing
+    collections = {h.parent for h in homes if any(h.parent.resolve().is_relative_to(d.resolve()) for d in scan)}
+    problems, seen = [], set()
+    for folder in sorted(set(homes) | collections):
+        for path in sorted(folder.rglob("*")):
+            if path in seen or path.name.startswith(".") or path.name == MANIFEST:  # manifests: checked above
+                continue
+            seen.add(path)
+            shown, kind = path.relative_to(root).as_posix(), special_kind(path)
+            if kind:
+                problems.append(f"REFUSED {shown} ({kind}, not a regular file; not opened)")
+            elif not path.is_file() or path.resolve() in listed:
+                continue
+            elif any(path.is_relative_to(h) for h in homes):
+                problems.append(f"UNEXPECTED {shown} (in no manifest)")
+            elif path.resolve() not in recorded:
+                problems.append(f"UNANCHORED {shown} (no manifest lists it and dvc.lock records none, though "
+                                f"folders beside it have manifests: was its manifest deleted?)")
     return problems
 
 
@@ -68,6 +101,8 @@ def _check_manifest(root: Path, m: Path, listed: set[Path], tracked: dict[Path, 
     shown_m = m.relative_to(root).as_posix()
     if m.is_dir():
         return [f"CORRUPT {shown_m} (a folder, not a manifest file)"]
+    if kind := special_kind(m):
+        return [f"REFUSED {shown_m} ({kind}, not a regular file; not opened)"]
     try:
         files = read_json(m).get("files")
     except (ValueError, AttributeError) as e:
