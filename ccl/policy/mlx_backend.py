@@ -22,7 +22,7 @@ from typing import Callable
 
 from ..episode import chat
 from ..models.mlx_config import mlx_config_overrides
-from .adapters import resolve_adapter
+from .adapters import check_weights, resolve_adapter
 from .base import BackendState, GenConfig, GenOut, cached_increment
 
 
@@ -38,6 +38,7 @@ class MLXBackend:
         self._tmp = None
         if adapter is not None:
             adapter = resolve_adapter(adapter)
+            check_weights(adapter)
             if (adapter / "adapter_model.safetensors").is_file() and not (adapter / "adapters.safetensors").is_file():
                 from ..models.adapter_convert import peft_to_mlx
                 self._tmp = tempfile.TemporaryDirectory(prefix="ccl-mlx-adapter-")
