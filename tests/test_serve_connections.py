@@ -75,7 +75,7 @@ def test_idle_sockets_past_the_cap_are_refused_at_once_and_health_answers_when_t
         t0 = time.monotonic()
         status, body = _get(port, "/api/health")
         assert status == 503 and body["error"]["code"] == "connection_limit"
-        assert time.monotonic() - t0 < 1.5  # refused at once (on the request), not after a timeout
+        assert time.monotonic() - t0 < 5  # refused at once (on the request), not after the 15 s idle timeout
         for s in idle:
             s.close()
         deadline = time.monotonic() + 5
