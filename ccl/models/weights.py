@@ -42,7 +42,7 @@ def package_file(spec: ModelSpec, package: str, relpath: str) -> Path:
     return path
 
 
-def _gguf(spec: ModelSpec, workdir: Path) -> Path:
+def gguf_file(spec: ModelSpec, workdir: Path) -> Path:
     """The checked GGUF: the file itself, or the chunks concatenated into ``workdir``."""
     parts = [package_file(spec, f["package"], f["path"]) for f in spec.files]
     if len(parts) == 1:
@@ -73,7 +73,7 @@ def _convert(spec: ModelSpec, out: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=temp_prefix(spec.name)))
     try:
-        gguf = _gguf(spec, tmp)
+        gguf = gguf_file(spec, tmp)
         t0 = time.perf_counter()
         tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)

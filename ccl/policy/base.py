@@ -42,6 +42,7 @@ class BackendState(TypedDict, total=False):
     kv: list  # torch: per layer, the (keys, values) of the held text
     len: int  # torch: positions in ``kv``
     cache: Any  # mlx: the prompt cache (mlx_lm.models.cache)
+    ids: list[int]  # openvino: the token path of ``text`` (the pipeline's prefix cache holds its blocks)
 
 
 def cached_increment(state: BackendState, prompt: str) -> str | None:

@@ -9,7 +9,7 @@ from ..models.registry import ModelError, ModelStore
 from ..models.weights import model_dir
 from .base import GenConfig, ModelPolicy
 
-BACKENDS = ("torch", "mlx")
+BACKENDS = ("torch", "mlx", "openvino")
 
 
 def load_backend(store: ModelStore, model: str, backend: str = "torch", adapter: str | Path | None = None,
@@ -21,6 +21,14 @@ def load_backend(store: ModelStore, model: str, backend: str = "torch", adapter:
         check_torch_loadable(model, folder)
         from .torch_backend import TorchBackend
         return TorchBackend(folder, adapter)
+    if backend == "openvino":
+        spec = store.spec(model)
+        if spec.source != "pypi-gguf":
+            raise ModelError(f"{model}: the openvino backend runs models registered from a GGUF package "
+                             f"(source pypi-gguf), whose metadata its export reuses; {model} comes from the "
+                             f"{spec.source}: run it on torch")
+        from .openvino_backend import OpenVINOBackend
+        return OpenVINOBackend(folder, spec, adapter)
     from .mlx_backend import MLXBackend
     return MLXBackend(folder, adapter)
 

@@ -1,0 +1,125 @@
+"""An OpenVINO model (IR) holding a loaded model's exact float32 weights, made inside the project's one
+environment (issue 39).
+
+OpenVINO GenAI builds a model graph from a GGUF file with its own reader (no optimum-intel, whose export
+needs an older transformers), but it reads float16 or quantised matrices only, and the IR it saves keeps
+every floating-point constant in float16: the matrices, the normalisation weights and the rotary
+frequencies. So:
+
+1. the loaded model (float32, any LoRA already merged as peft merges it) is written as a float16 GGUF
+   with the source package's metadata (ccl/models/gguf_export.py);
+2. GenAI reads it and saves the IR (``enable_save_ov_model``);
+3. every float16 constant of the IR is replaced by a float32 constant holding the model's own value:
+   found by name for the matrices (the reader names them after the transformers weights), by content for
+   the rest (a normalisation weight is the one float32 vector whose float16 rounding equals the
+   constant; the rotary frequencies are transformers' ``inv_freq``; a scalar is exact in float16). A
+   constant matched by nothing, or by two weights, stops the export;
+4. the IR is saved uncompressed, with the tokenizer models the reader wrote.
+
+What the backend then computes in float32 is the transformers model's graph with the same numbers; the
+transcripts' agreement with torch is measured, not assumed (experiments/engine_bench2/README.md).
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .gguf_export import PERMUTED, export_gguf, permute
+from .registry import ModelError
+
+IR = "openvino_model.xml"
+
+
+def export_ir(source: Path, model: Any, out: Path) -> Path:
+    """Write the float32 IR of ``model`` (a transformers model; ``source``: its package's GGUF) into the
+    folder ``out``, made whole under a temporary name and renamed."""
+    import openvino as ov
+    import openvino_genai as ovg
+
+    out = Path(out)
+    with tempfile.TemporaryDirectory(prefix="ccl-ov-export-", dir=out.parent) as tmp:
+        work = Path(tmp)
+        gguf = export_gguf(source, model, work / "model.gguf", half=True)
+        ovg.LLMPipeline(str(gguf), "CPU", enable_save_ov_model=True)  # saves the IR beside the GGUF
+        ir = ov.Core().read_model(str(work / IR))
+        restore_f32(ir, model)
+        folder = work / "ir"
+        folder.mkdir()
+        ov.save_model(ir, str(folder / IR), compress_to_fp16=False)
+        for f in work.glob("openvino_*tokenizer.*"):
+            shutil.copy(f, folder / f.name)
+        if out.exists():
+            shutil.rmtree(out)
+        folder.replace(out)
+    return out
+
+
+def model_values(model: Any) -> dict[str, np.ndarray]:
+    """The float32 values an IR constant may stand for: every weight, in the transformers layout and (for
+    permuted projections) in llama.cpp's, and the rotary frequencies."""
+    cfg = model.config.get_text_config()
+    arch = {"LlamaForCausalLM": "llama"}.get(type(model).__name__, "")
+    values = {}
+    for key, t in model.state_dict().items():
+        w = t.detach().to("cpu").float().numpy()
+        values[key] = w
+        heads = next((getattr(cfg, attr) for end, attr in PERMUTED.get(arch, {}).items() if key.endswith(end)), None)
+        if heads:
+            values[key + "@permuted"] = permute(w, heads)
+    rotary = getattr(getattr(model, "model", model), "rotary_emb", None)
+    if rotary is not None:
+        values["rotary_emb.inv_freq"] = rotary.inv_freq.detach().float().numpy()
+    return values
+
+
+def restore_f32(ir: Any, model: Any) -> dict[str, int]:
+    """Replace each float16 constant of ``ir`` (feeding a Convert to float32) by the float32 value it
+    rounds; returns counts by kind. Raises ModelError for a constant it cannot place."""
+    from openvino import opset13 as ops
+
+    values = model_values(model)
+    vectors = {k: v for k, v in values.items() if v.ndim == 1}
+    counts = {"named": 0, "vector": 0, "scalar": 0}
+    for op in ir.get_ordered_ops():
+        if op.get_type_name() != "Constant" or op.get_element_type().get_type_name() != "f16":
+            continue
+        half = op.get_data()
+        value, kind = _value_of(op.get_friendly_name(), half, values, vectors)
+        new = ops.constant(np.ascontiguousarray(value.reshape(half.shape), dtype=np.float32))
+        new.set_friendly_name(op.get_friendly_name())
+        for use in list(op.output(0).get_target_inputs()):
+            convert = use.get_node()
+            if convert.get_type_name() != "Convert":
+                raise ModelError(f"IR constant {op.get_friendly_name()} feeds {convert.get_type_name()}, not a "
+                                 f"Convert to float32; this OpenVINO version's GGUF graph is not the one checked")
+            for target in list(convert.output(0).get_target_inputs()):
+                target.replace_source_output(new.output(0))
+        counts[kind] += 1
+    left = [op.get_friendly_name() for op in ir.get_ordered_ops() if op.get_type_name() == "Constant"
+            and op.get_element_type().get_type_name() in ("f16", "bf16")]
+    if left:
+        raise ModelError(f"IR constants still in 16 bits after the restore: {left[:3]}")
+    ir.validate_nodes_and_infer_types()
+    return counts
+
+
+def _value_of(name: str, half: np.ndarray, values: dict, vectors: dict) -> tuple[np.ndarray, str]:
+    """The float32 value a float16 constant was rounded from, and how it was found."""
+    key = re.sub(r"\[(\d+)\]", r".\1", name)  # model.layers[0].mlp... -> model.layers.0.mlp...
+    for k in (key, key + "@permuted"):
+        if k in values and values[k].size == half.size and np.array_equal(values[k].reshape(half.shape)
+                                                                          .astype(np.float16), half):
+            return values[k], "named"
+    flat = half.reshape(-1)
+    if flat.size == 1:
+        return flat.astype(np.float32), "scalar"  # 1, 2, -1, an epsilon: what the graph builder wrote
+    hits = [k for k, v in vectors.items() if v.size == flat.size and np.array_equal(v.astype(np.float16), flat)]
+    if len(hits) != 1:
+        what = "no weight of the model rounds to it" if not hits else f"several weights round to it ({hits[:3]})"
+        raise ModelError(f"IR constant {name} {half.shape}: {what}")
+    return vectors[hits[0]], "vector"
