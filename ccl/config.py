@@ -265,4 +265,11 @@ class ModelsConfig:
     student: str = "qwen2.5-0.5b-instruct"
     student_backend: str = "torch"  # torch | mlx: the student, trained runs and training
     teacher: str = "qwen3.5-4b-mlx-4bit"
-    teacher_backend: str = "mlx"
+    teacher_backend: str = "mlx"  # torch | mlx | openvino: the teacher generates only
+    # the backend that generates for the student and its trained runs (evaluation, replay, serving):
+    # torch | mlx | openvino; empty: student_backend. Training and the validation baseline use student_backend.
+    student_engine: str = ""
+
+    @property
+    def student_generation(self) -> str:
+        return self.student_engine or self.student_backend

@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     models = []
     if not args.no_model:
         profile, _ = stage_config(load_params(PARAMS), "models", ModelsConfig)
-        models = [(profile.student, profile.student_backend, args.adapter)]
+        models = [(profile.student, profile.student_generation, args.adapter)]
     app = load_app(model_store(), models, site=SITE, data=DATA / "tasks", gen=GenConfig(max_new_tokens=args.max_tokens),
                    quiet=True)
     server, _ = serve_in_thread(app, 0)

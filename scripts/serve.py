@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(str(e))
         default = args.model is None
         models.append((args.model or profile.student,
-                       args.backend or (profile.student_backend if default else "torch"), args.adapter))
+                       args.backend or (profile.student_generation if default else "torch"), args.adapter))
         if args.fallback == "teacher":
             models.append((profile.teacher, profile.teacher_backend, None))
         elif args.fallback:

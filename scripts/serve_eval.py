@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg, models, profile = stage_with_models(args.params, "serve_eval", ServeEvalConfig, args.profile)
     tasks = split_rows(args.data / "tasks", cfg.split)[: cfg.max_tasks]
     adapter = args.runs / args.run
-    app = load_app(model_store(), [(models.student, models.student_backend, adapter),
+    app = load_app(model_store(), [(models.student, models.student_generation, adapter),
                                    (models.teacher, models.teacher_backend, None)], chain=True,
                    site=args.out / "no-site", data=args.data / "tasks", request_timeout_s=cfg.request_timeout_s,
                    quiet=True)

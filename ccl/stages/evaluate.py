@@ -45,7 +45,7 @@ def who_plays(name: str, models: ModelsConfig, adapter: Path | None) -> tuple[st
         return None, None
     if name == TEACHER:
         return models.teacher, models.teacher_backend
-    return models.student, models.student_backend
+    return models.student, models.student_generation
 
 
 def plan(params: Path, profile: str | None, name: str, adapter: Path | None, data: Path) -> Plan:
