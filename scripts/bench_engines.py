@@ -1,0 +1,185 @@
+"""Engine benchmark (issue 39): the cpu profile's evaluation episodes through the torch engine (the
+reference: token-level refill, ccl/policy/torch_continuous.py) and other engines, side by side in one
+run, same tasks, prompts and greedy decoding: the openvino backend (ccl/policy/openvino_backend.py) and,
+where llama-cpp-python is installed, the llama.cpp engine measured and not adopted
+(experiments/engine_bench2/llama_backend.py).
+
+    python -m scripts.bench_engines [--episodes 128] [--engines openvino,llamacpp] [--adapter runs/C_s0] [--out FILE]
+
+Prints, per engine, seconds, episodes/s (and the ratio to torch, measured in this run), prompt and new
+tokens; then, per engine, agreement with the torch reference under the rule fixed before measuring
+(experiments/engine_bench2/README.md):
+
+- identical transcripts on at least 97% of episodes;
+- every divergence starts at a near-tie: at the first token where the two engines' turns differ, the
+  torch reference's top-2 logit margin (one unbatched torch forward over llama.cpp's token path) is
+  below ``--near-tie`` (default 0.05, about 20x the largest logit difference between the two engines
+  measured on shared prefixes; printed);
+- strict verdicts (ruler 1 and ruler 2) pooled within the same bounds.
+
+The JSON summary (``--out``) holds every number printed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import torch
+
+from ccl.artifacts.jsonio import write_json
+from ccl.episode.rollout import rollout
+from ccl.judge.judging import verdict_row
+from ccl.policy.base import GenConfig, ModelPolicy
+from ccl.policy.load import load_backend
+from ccl.stages.evaluate import plan
+from ccl.vocabulary import RULER2, STUDENT_BASE, STUDENT_FEWSHOT
+
+from .layout import DATA, PARAMS
+from .model_store import model_store
+
+
+def run_engine(tasks, policy, batch_size: int, fewshot: bool) -> tuple[float, dict]:
+    """Seconds and {task id: (messages as (role, content), ruler-1 success, ruler-2 success)}."""
+    t0 = time.perf_counter()
+    eps = [(task, ep) for task, ep, _, _ in rollout(tasks, policy, batch_size, fewshot=fewshot)]
+    dt = time.perf_counter() - t0
+    out = {}
+    for task, ep in eps:
+        row = verdict_row(task, {"task_id": task["id"], "record": ep.record()})
+        out[task["id"]] = ([(m["role"], m["content"]) for m in ep.messages], row["verdict"]["success"],
+                           row[RULER2]["success"])
+    return dt, out
+
+
+def first_divergence(a: list[tuple[str, str]], b: list[tuple[str, str]]) -> int:
+    """The index of the first assistant turn whose text differs (the world answers actions
+    deterministically, so the first differing message is an assistant's)."""
+    turn = 0
+    for (role, x), (_, y) in zip(a, b):
+        if x != y:
+            return turn
+        turn += role == "assistant"
+    return turn
+
+
+class Recorder:
+    """Wraps a decoder's turn ends to keep each turn's token path (prompt ids, generated ids), so a
+    divergence can be located token by token."""
+
+    def __init__(self, dec):
+        self.dec, self.turns = dec, {}
+        finish = dec._finish
+
+        def record(turn, *rest):
+            out = finish(turn, *rest)
+            ids, gen = (turn.path, rest[0]) if rest else (turn.state["ids"], turn.out)  # openvino | llama.cpp
+            prompt = ids if rest else ids[: len(ids) - (len(gen) - 1)]
+            self.turns.setdefault(turn.key[0].task["id"], []).append((list(prompt), list(gen)))
+            return out
+
+        dec._finish = record
+
+
+def margins(torch_backend, prompt: list[int], out: list[int]) -> tuple[int, float, float]:
+    """Where the torch reference leaves llama.cpp's path through one turn, by one unbatched torch forward
+    over that path: (token index or -1, torch's top-2 logit margin there, torch's logit of its own
+    choice minus its logit of llama.cpp's token)."""
+    ids = torch.tensor([prompt + out[:-1]])
+    with torch.inference_mode():
+        logits = torch_backend.model(input_ids=ids).logits[0, len(prompt) - 1:]
+    top = logits.topk(2, dim=-1)
+    for k, t in enumerate(out):
+        if int(top.indices[k, 0]) != t:
+            return k, float(top.values[k, 0] - top.values[k, 1]), float(top.values[k, 0] - logits[k, t])
+    return -1, 0.0, 0.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="smollm2-135m-instruct")
+    ap.add_argument("--config", default=STUDENT_BASE, help=f"{STUDENT_BASE} or {STUDENT_FEWSHOT}")
+    ap.add_argument("--profile", default="cpu")
+    ap.add_argument("--episodes", type=int, default=None, help="first N of the profile's tasks (default all)")
+    ap.add_argument("--adapter", default=None, help="a trained run (runs/<run>) to apply on both engines")
+    ap.add_argument("--engines", default="openvino", help="comma-separated: openvino, llamacpp")
+    ap.add_argument("--near-tie", type=float, default=0.05)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    p = plan(PARAMS, args.profile, args.config, None, DATA)
+    tasks = p.tasks[: args.episodes]
+    gen, bs, fewshot = GenConfig(max_new_tokens=p.cfg.max_new_tokens), p.cfg.batch_size, args.config == STUDENT_FEWSHOT
+    store = model_store()
+    tb = load_backend(store, args.model, "torch", args.adapter)
+    n = len(tasks)
+    print(f"{n} episodes ({args.profile} profile, {args.config}), {args.model}"
+          f"{' + ' + args.adapter if args.adapter else ''}, batch {bs}, greedy, max {gen.max_new_tokens} new "
+          f"tokens/turn, {torch.get_num_threads()} threads")
+    tp = ModelPolicy(tb, gen)
+    t_torch, ref = run_engine(tasks, tp, bs, fewshot)
+    rows = [{"engine": "torch", "seconds": round(t_torch, 1), "episodes_per_s": round(n / t_torch, 4),
+             "prompt_tokens": tp.stats.prompt_tokens, "new_tokens": tp.stats.new_tokens}]
+    print(f"torch     {t_torch:8.1f} s  {n / t_torch:6.3f} episodes/s  ({tp.stats.prompt_tokens} prompt tokens, "
+          f"{tp.stats.new_tokens} new tokens)")
+    for engine in args.engines.split(","):
+        t0 = time.perf_counter()
+        backend = engine_backend(store, args.model, engine, args.adapter)
+        load_s = time.perf_counter() - t0
+        policy = ModelPolicy(backend, gen)
+        dec = policy.decoder(bs)
+        rec = Recorder(dec)
+        policy.decoder = lambda slots, dec=dec: dec  # the rollout asks for the decoder: the recorded one
+        t, got = run_engine(tasks, policy, bs, fewshot)
+        row = {"engine": engine, "seconds": round(t, 1), "episodes_per_s": round(n / t, 4), "load_s": round(load_s, 1),
+               "prompt_tokens": policy.stats.prompt_tokens, "new_tokens": policy.stats.new_tokens,
+               "ratio_to_torch": round(t_torch / t, 3), "engine_counts": dec.summary()}
+        row.update(agreement(tb, ref, got, rec, args.near_tie))
+        rows.append(row)
+        print(f"{engine:9s} {t:8.1f} s  {n / t:6.3f} episodes/s  (load {load_s:.1f} s; {policy.stats.prompt_tokens} "
+              f"prompt tokens, {policy.stats.new_tokens} new tokens)")
+        print(f"  {engine} / torch: {t_torch / t:.2f}x episodes/s; identical transcripts {row['identical_transcripts']}/{n}"
+              f" ({100 * row['identical_transcripts'] / n:.1f}%), divergences at a near-tie (torch gap < {args.near_tie})"
+              f" {sum(d['near_tie'] for d in row['divergences'])}/{len(row['divergences'])}; identical verdicts "
+              f"ruler 1 {row['identical_verdicts_ruler1']}/{n}, ruler 2 {row['identical_verdicts_ruler2']}/{n}; "
+              f"successes ruler 1 {row['successes_ruler1']} (torch {sum(r[1] for r in ref.values())}), ruler 2 "
+              f"{row['successes_ruler2']} (torch {sum(r[2] for r in ref.values())}); agreement rule "
+              f"{'MET' if row['agreement_met'] else 'NOT MET'}")
+        for d in row["divergences"]:
+            print(f"    diverged {d}")
+        del backend, policy, dec, rec
+    summary = {"episodes": n, "config": args.config, "adapter": args.adapter, "near_tie": args.near_tie,
+               "threads": torch.get_num_threads(), "engines": rows}
+    if args.out:
+        write_json(args.out, summary)
+    print(json.dumps(summary))
+
+
+def engine_backend(store, model: str, engine: str, adapter: str | None):
+    if engine == "llamacpp":  # measured, not adopted: lives with its experiment
+        from ccl.models.weights import model_dir
+        from experiments.engine_bench2.llama_backend import LlamaBackend
+        return LlamaBackend(model_dir(store, model), store.spec(model), adapter)
+    return load_backend(store, model, engine, adapter)
+
+
+def agreement(tb, ref: dict, got: dict, rec: Recorder, near_tie: float) -> dict:
+    """Identical transcripts, each divergence's torch gap at its first differing token, verdicts."""
+    n = len(ref)
+    same = [k for k in ref if ref[k][0] == got[k][0]]
+    diverged = []
+    for k in ref:
+        if k in same:
+            continue
+        turn = first_divergence(ref[k][0], got[k][0])
+        pos, margin, gap = margins(tb, *rec.turns[k][turn])
+        diverged.append({"task_id": k, "assistant_turn": turn, "token": pos, "torch_top2_margin": round(margin, 5),
+                         "torch_gap_to_engine_token": round(gap, 5), "near_tie": gap < near_tie})
+    return {"identical_transcripts": len(same), "divergences": diverged,
+            "identical_verdicts_ruler1": sum(ref[k][1] == got[k][1] for k in ref),
+            "identical_verdicts_ruler2": sum(ref[k][2] == got[k][2] for k in ref),
+            "successes_ruler1": sum(r[1] for r in got.values()), "successes_ruler2": sum(r[2] for r in got.values()),
+            "agreement_met": len(same) >= 0.97 * n and all(d["near_tie"] for d in diverged)}
+
+
+if __name__ == "__main__":
+    main()
