@@ -71,15 +71,21 @@ def test_a_constant_matching_no_weight_or_two_is_refused():
     assert _value_of("Constant_2", np.float16([2.0]), vectors, vectors)[1] == "scalar"
     with pytest.raises(ModelError, match=r"Constant_3 \(2,\): no weight of the model rounds to it"):
         _value_of("Constant_3", np.float16([0.5, 0.6]), vectors, vectors)
-    with pytest.raises(ModelError, match="several weights"):
-        _value_of("Constant_4", b.astype(np.float16), vectors, vectors)
+    assert _value_of("Constant_4", b.astype(np.float16), vectors, vectors)[0] is b  # two equal vectors: one value
+    vectors["b3"] = b + np.float32(1e-6)  # rounds to the same float16, but another float32 value
+    with pytest.raises(ModelError, match="different weights round to it"):
+        _value_of("Constant_5", b.astype(np.float16), vectors, vectors)
+    with pytest.raises(ModelError, match="scalar 0.0999755859375 is not exact in 16 bits"):
+        _value_of("Constant_6", np.float16([0.1]), vectors, vectors)  # an epsilon or 1/sqrt(d) in 16 bits
 
 
 def _episodes(tasks, backend, gen) -> dict:
     out = {}
-    for task, ep, _, _ in rollout(tasks, ModelPolicy(backend, gen), 8):
+    for task, ep, memory, _ in rollout(tasks, ModelPolicy(backend, gen), 8):
         row = verdict_row(task, {"task_id": task["id"], "record": ep.record()})
-        out[task["id"]] = ([m["content"] for m in ep.messages], row["verdict"]["success"])
+        # the token counts too: the same text could come from another token path
+        out[task["id"]] = ([m["content"] for m in ep.messages], row["verdict"]["success"], memory.prompt_tokens,
+                           memory.new_tokens)
     return out
 
 
@@ -102,3 +108,12 @@ def test_sampling_is_seeded():
     gen = GenConfig(max_new_tokens=8, temperature=0.9, top_p=0.95, seed=3)
     a = b.generate([{}], [prompt], gen, [11])[0]
     assert a.new_tokens > 0 and a.text == b.generate([{}], [prompt], gen, [11])[0].text
+    others = {b.generate([{}], [prompt], gen, [seed])[0].text for seed in range(12, 20)}
+    assert others - {a.text}  # the seed is used: other seeds sample other words
+
+
+def test_a_stop_before_the_first_step_ends_every_turn_with_what_it_has():
+    b = load_backend(model_store(), MODEL, "openvino")
+    prompts = [b.render([{"role": "user", "content": q}]) for q in ("Hi.", "Name a colour.")]
+    outs = b.generate([{}, {}], prompts, GenConfig(max_new_tokens=64), [0, 0], stop=lambda: True)
+    assert len(outs) == 2 and all(o.new_tokens <= 1 for o in outs)

@@ -19,11 +19,11 @@ resource = pytest.importorskip("resource")  # POSIX only
 
 
 def test_the_cap_leaves_room_for_what_is_open_one_accept_burst_and_spare_descriptors():
-    assert plan(256, 40, 128) == (256 - 40 - 32 - 16, 32)  # a low limit shrinks the burst to 256 // 8
-    assert plan(20_000, 30, 128) == (20_000 - 30 - 128 - 16, 128)
+    assert plan(256, 40, 128) == (256 - 40 - 32 - 16 - 16, 32)  # a low limit shrinks the burst to 256 // 8
+    assert plan(20_000, 30, 128) == (20_000 - 30 - 128 - 16 - 16, 128)
     assert plan(None, 30, 128) == (None, 128)  # no limit, no cap
     with pytest.raises(OSError, match=r"the descriptor limit \(40\) leaves no room for connections \(20 open"):
-        plan(40, 20, 128)  # 40 - 20 - 5 - 16 < 1
+        plan(40, 20, 128)  # 40 - 20 - 5 - 16 - 16 < 1
 
 
 def test_one_line_per_burst_counting_the_lines_held_back(monkeypatch):
@@ -68,7 +68,7 @@ def test_idle_sockets_past_the_cap_are_refused_at_once_and_health_answers_when_t
     try:
         status, health = _get(port, "/api/health")
         cap = health["connections"]["cap"]
-        assert status == 200 and 100 < cap < 256 - 32 - 16, health["connections"]
+        assert status == 200 and 100 < cap < 256 - 32 - 16 - 16, health["connections"]
         for _ in range(300):  # more idle connections than the cap, and than the limit
             idle.append(socket.create_connection(("127.0.0.1", port), timeout=5))
         time.sleep(1.5)  # the server has accepted what it will; the rest were answered and closed
@@ -90,6 +90,6 @@ def test_idle_sockets_past_the_cap_are_refused_at_once_and_health_answers_when_t
             s.close()
         proc.terminate()
         _, err = proc.communicate(timeout=10)
-    assert "Traceback" not in err, err
+    assert "Traceback" not in err and "accept failed" not in err, err  # the cap kept accept() below EMFILE
     lines = [line for line in err.splitlines() if "refusing new ones with 503" in line]
     assert 1 <= len(lines) <= 2, err  # one per burst (a second only if the burst outlasted LOG_EVERY_S)

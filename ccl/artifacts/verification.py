@@ -70,10 +70,12 @@ def _check_unlisted(root: Path, scan: list[Path], manifests: list[Path], listed:
             if path in seen or path.name.startswith(".") or path.name == MANIFEST:  # manifests: checked above
                 continue
             seen.add(path)
+            if path.resolve() in listed:  # checked (or refused) with its manifest
+                continue
             shown, kind = path.relative_to(root).as_posix(), special_kind(path)
             if kind:
                 problems.append(f"REFUSED {shown} ({kind}, not a regular file; not opened)")
-            elif not path.is_file() or path.resolve() in listed:
+            elif not path.is_file():
                 continue
             elif any(path.is_relative_to(h) for h in homes):
                 problems.append(f"UNEXPECTED {shown} (in no manifest)")
@@ -124,6 +126,9 @@ def _check_manifest(root: Path, m: Path, listed: set[Path], tracked: dict[Path, 
             problems.append(f"CORRUPT {shown_m} (entry {rel!r} has no sha256)")
             continue
         listed.add(path.resolve())
+        if kind := special_kind(path):
+            problems.append(f"REFUSED {shown} (listed in {shown_m}, but {kind}, not a regular file; not opened)")
+            continue
         if not path.is_file():
             owner = next((u for d, u in tracked.items() if path.resolve().is_relative_to(d)), None)
             fetch = f"; DVC tracks {owner.path}/ from stage {owner.stage}: `dvc pull` fetches it" if owner else ""

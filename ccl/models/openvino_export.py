@@ -11,9 +11,10 @@ frequencies. So:
 2. GenAI reads it and saves the IR (``enable_save_ov_model``);
 3. every float16 constant of the IR is replaced by a float32 constant holding the model's own value:
    found by name for the matrices (the reader names them after the transformers weights), by content for
-   the rest (a normalisation weight is the one float32 vector whose float16 rounding equals the
-   constant; the rotary frequencies are transformers' ``inv_freq``; a scalar is exact in float16). A
-   constant matched by nothing, or by two weights, stops the export;
+   the rest (a normalisation weight is the float32 vector whose float16 rounding equals the constant;
+   the rotary frequencies are transformers' ``inv_freq``; a scalar is kept only when it is a whole
+   number, exact in float16). A constant matched by nothing, or by two different weights, stops the
+   export;
 4. the IR is saved uncompressed, with the tokenizer models the reader wrote.
 
 What the backend then computes in float32 is the transformers model's graph with the same numbers; the
@@ -117,9 +118,13 @@ def _value_of(name: str, half: np.ndarray, values: dict, vectors: dict) -> tuple
             return values[k], "named"
     flat = half.reshape(-1)
     if flat.size == 1:
-        return flat.astype(np.float32), "scalar"  # 1, 2, -1, an epsilon: what the graph builder wrote
+        x = float(flat[0])
+        if x.is_integer() and abs(x) <= 65504:  # 0, 1, 2, -1, f16's lowest as a mask value: exact in 16 bits
+            return flat.astype(np.float32), "scalar"
+        raise ModelError(f"IR constant {name}: scalar {x!r} is not exact in 16 bits and no weight of the "
+                         f"model is known to be it")
     hits = [k for k, v in vectors.items() if v.size == flat.size and np.array_equal(v.astype(np.float16), flat)]
-    if len(hits) != 1:
-        what = "no weight of the model rounds to it" if not hits else f"several weights round to it ({hits[:3]})"
+    if not hits or any(not np.array_equal(vectors[k], vectors[hits[0]]) for k in hits):
+        what = "no weight of the model rounds to it" if not hits else f"different weights round to it ({hits[:3]})"
         raise ModelError(f"IR constant {name} {half.shape}: {what}")
-    return vectors[hits[0]], "vector"
+    return vectors[hits[0]], "vector"  # several equal vectors (two all-ones norms) are one value

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..devices import cpu_threads
 from ..episode import chat
-from ..models.registry import ModelSpec
+from ..models.registry import ModelError, ModelSpec
 from .base import BackendState, GenConfig, GenOut, cached_increment
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "KEY_CACHE_PRECISION": "f32",
@@ -64,6 +64,7 @@ class OpenVINOBackend:
         if adapter is not None:
             from .adapters import attach_adapter
             model = attach_adapter(model, model_dir, adapter)
+        self.context = model.config.get_text_config().max_position_embeddings  # the server's overflow check
         eos = model.generation_config.eos_token_id
         eos = eos if isinstance(eos, list) else [eos]
         self.eos_ids = {i for i in eos + [self.tok.eos_token_id] if i is not None}
@@ -92,11 +93,13 @@ class OpenVINOBackend:
         for i, (st, p, seed) in enumerate(zip(states, prompts, seeds)):
             dec.submit(i, st, p, seed)
         outs: dict[int, GenOut] = {}
-        while dec.busy():
-            if stop is not None and stop():
-                outs.update(dec.stop_all())
-                break
-            outs.update(dec.step())
+        try:
+            while dec.busy():
+                outs.update(dec.step())
+                if stop is not None and dec.busy() and stop():
+                    outs.update(dec.stop_all())
+        finally:
+            dec.close()
         return [outs[i] for i in range(len(states))]
 
     def head_ids(self, prefix: str) -> list[int]:
@@ -146,7 +149,7 @@ class OpenVINODecoder:
 
     def close(self) -> None:
         for turn in self.running.values():
-            turn.handle.drop()
+            turn.handle.cancel()  # the pipeline drops the request and frees its blocks
         self.running, self.pending = {}, []
 
     def summary(self) -> dict:
@@ -173,19 +176,23 @@ class OpenVINODecoder:
             if status == self.b.ovg.GenerationStatus.RUNNING:
                 continue
             if status != self.b.ovg.GenerationStatus.FINISHED:
-                raise RuntimeError(f"OpenVINO request {rid}: {status}")
+                raise ModelError(f"OpenVINO ended a turn with status {status} (a {turn.inc}-token increment on a "
+                                 f"{len(turn.path)}-token path, {len(self.running)} turns running): the pipeline's "
+                                 f"{CACHE_GB} GB KV cache may be too small for this batch; lower the batch size")
             out = list(turn.handle.read_all()[0].generated_ids)
             del self.running[rid]
             done.append((turn.key, self._finish(turn, out)))
         return done
 
     def stop_all(self) -> list[tuple[Any, GenOut]]:
-        """End every running turn now (the server's stop), with what it produced so far."""
+        """End every turn now (the server's stop): a running one with what it produced so far, a waiting
+        one with nothing."""
         done = []
         for turn in self.running.values():
-            turn.handle.stop()
-            outs = turn.handle.read_all()
-            done.append((turn.key, self._finish(turn, list(outs[0].generated_ids) if outs else [])))
+            so_far = turn.handle.read() if turn.handle.can_read() else {}  # every token so far (never read before)
+            turn.handle.cancel()
+            done.append((turn.key, self._finish(turn, list(so_far[0].generated_ids) if so_far else [])))
+        done += [(turn.key, self._finish(turn, [])) for turn, _ in self.pending]
         self.running, self.pending = {}, []
         return done
 

@@ -8,7 +8,8 @@ below the limit, read once at start, and answers each connection past the cap at
 still happens (descriptors opened elsewhere in the process) as one line per burst, not a traceback.
 
 The cap leaves room for the descriptors already open at start, for one accept burst (asyncio accepts
-up to ``backlog`` sockets before any of them reaches the server) and for :data:`SPARE` more (site
+up to ``backlog`` sockets before any of them reaches the server), for the refusals being answered
+(:data:`REFUSALS`; past them a connection is reset without an answer) and for :data:`SPARE` more (site
 files being sent, the log). Idle keep-alive connections count until their idle timeout closes them.
 """
 from __future__ import annotations
@@ -22,7 +23,8 @@ from aiohttp import web
 
 SPARE = 16  # descriptors kept for files the server opens while serving (site files, logs)
 LOG_EVERY_S = 5.0  # at most one line per this many seconds about refusals or EMFILE
-REFUSE_AFTER_S = 1.0  # a refused client that sends nothing is answered after this long anyway
+REFUSE_AFTER_S = 1.0  # a refused connection is closed after this long if the client has not closed it
+REFUSALS = 16  # refused connections held open at a time (each a descriptor); the excess is reset
 REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
            b"Retry-After: 1\r\nConnection: close\r\nCache-Control: no-store\r\nContent-Length: %d\r\n\r\n%s")
 REFUSAL_BODY = (b'{"error": {"message": "too many open connections; retry shortly", "type": "server_error", '
@@ -55,7 +57,7 @@ def plan(limit: int | None, in_use: int, backlog: int) -> tuple[int | None, int]
     if limit is None:
         return None, backlog
     backlog = max(1, min(backlog, limit // 8))
-    cap = limit - in_use - backlog - SPARE
+    cap = limit - in_use - backlog - SPARE - REFUSALS
     if cap < 1:
         raise OSError(f"the descriptor limit ({limit}) leaves no room for connections ({in_use} open already); "
                       f"raise it (ulimit -n)")
@@ -80,30 +82,43 @@ class LineLog:
 
 
 class Refusal(asyncio.Protocol):
-    """A connection past the cap: read what the client sends first (closing on unread data would reset
-    the connection before the client reads the answer), answer 503, close."""
+    """A connection past the cap: answered at once with a 503 and half-closed; what the client still sends
+    is read and dropped (closing on unread data would reset the connection before the client reads the
+    answer) until it closes or REFUSE_AFTER_S passes. At most REFUSALS are held at a time; past that a
+    connection is reset at once (``abort``), so refusals themselves cannot exhaust the descriptors."""
+
+    def __init__(self, server: "CappedServer"):
+        self.server = server
 
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
-        self.timer = asyncio.get_running_loop().call_later(REFUSE_AFTER_S, self.answer)
+        if self.server.refusing >= REFUSALS:
+            transport.abort()
+            return
+        self.server.refusing += 1
+        self.counted = True
+        transport.write(REFUSAL % (len(REFUSAL_BODY), REFUSAL_BODY))
+        if transport.can_write_eof():
+            transport.write_eof()
+        self.timer = asyncio.get_running_loop().call_later(REFUSE_AFTER_S, transport.close)
 
     def data_received(self, data: bytes) -> None:
-        self.answer()
+        pass  # the request is not read: the answer is already sent
 
-    def answer(self) -> None:
-        self.timer.cancel()
-        if not self.transport.is_closing():
-            self.transport.write(REFUSAL % (len(REFUSAL_BODY), REFUSAL_BODY))
-            self.transport.close()
+    def eof_received(self) -> bool:
+        self.transport.close()
+        return False
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.timer.cancel()
+        if getattr(self, "counted", False):
+            self.server.refusing -= 1
+            self.timer.cancel()
 
 
 class CappedServer(web.Server):
     """aiohttp's protocol factory, counting the connections it made against ``cap`` (None: no cap).
-    A connection counts from its protocol's creation until it is lost; one whose transport never
-    arrived (a failed accept) is dropped from the count after STILLBORN_S."""
+    A connection counts from its protocol's creation until it is lost; one whose transport never arrived
+    (asyncio failed to set it up after the accept) is dropped from the count after STILLBORN_S."""
 
     STILLBORN_S = 10.0
 
@@ -112,6 +127,7 @@ class CappedServer(web.Server):
         self.cap, self.log = cap, log
         self.open: dict[Any, float] = {}  # handler -> when it was made
         self.refused = 0
+        self.refusing = 0  # refusals being answered now (Refusal)
 
     def __call__(self) -> asyncio.Protocol:
         now = time.monotonic()
@@ -121,7 +137,7 @@ class CappedServer(web.Server):
             self.refused += 1
             self.log(f"serve: {len(self.open)} connections open, the cap (below the descriptor limit): refusing new "
                      f"ones with 503 until some close ({self.refused} refused since start)")
-            return Refusal()
+            return Refusal(self)
         handler = super().__call__()
         self.open[handler] = now
         return handler

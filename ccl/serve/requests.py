@@ -198,6 +198,8 @@ def check_adapter(provider: Provider, adapter: Any) -> None:
 # ---------------------------------------------------------------- generation
 def context_length(backend: Any) -> int | None:
     """The model's context in tokens (transformers: ``config``; mlx-lm: ``args``), or None if unknown."""
+    if isinstance(getattr(backend, "context", None), int):  # a backend that holds no transformers model
+        return backend.context
     model = getattr(backend, "model", None)
     for holder in (getattr(model, "config", None), getattr(model, "args", None)):
         value = getattr(holder, "max_position_embeddings", None)
