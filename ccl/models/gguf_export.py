@@ -31,6 +31,11 @@ def permute(w: np.ndarray, n_head: int) -> np.ndarray:
     return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
 
 
+def permuted_heads(cfg: Any, arch: str, key: str) -> int | None:
+    """The head count by which llama.cpp's layout permutes weight ``key`` (None: stored as it is)."""
+    return next((getattr(cfg, attr) for end, attr in PERMUTED.get(arch, {}).items() if key.endswith(end)), None)
+
+
 def gguf_tensors(model: Any, arch: str) -> dict[str, np.ndarray]:
     """The model's weights under llama.cpp's names, in its layout, as float32 arrays."""
     import gguf
@@ -45,7 +50,7 @@ def gguf_tensors(model: Any, arch: str) -> dict[str, np.ndarray]:
         if name is None:
             raise ModelError(f"{key}: no llama.cpp name for this weight ({arch} architecture)")
         w = tensor.detach().to("cpu").float().numpy()
-        heads = next((getattr(cfg, attr) for end, attr in PERMUTED.get(arch, {}).items() if key.endswith(end)), None)
+        heads = permuted_heads(cfg, arch, key)
         out[name] = np.ascontiguousarray(permute(w, heads) if heads else w, dtype=np.float32)
     return out
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .gguf_export import PERMUTED, export_gguf, permute
+from .gguf_export import export_gguf, permute, permuted_heads
 from .registry import ModelError
 
 IR = "openvino_model.xml"
@@ -64,12 +64,12 @@ def model_values(model: Any) -> dict[str, np.ndarray]:
     """The float32 values an IR constant may stand for: every weight, in the transformers layout and (for
     permuted projections) in llama.cpp's, and the rotary frequencies."""
     cfg = model.config.get_text_config()
-    arch = {"LlamaForCausalLM": "llama"}.get(type(model).__name__, "")
+    arch = cfg.model_type  # transformers' name is the GGUF architecture's for llama and qwen2
     values = {}
     for key, t in model.state_dict().items():
         w = t.detach().to("cpu").float().numpy()
         values[key] = w
-        heads = next((getattr(cfg, attr) for end, attr in PERMUTED.get(arch, {}).items() if key.endswith(end)), None)
+        heads = permuted_heads(cfg, arch, key)
         if heads:
             values[key + "@permuted"] = permute(w, heads)
     rotary = getattr(getattr(model, "model", model), "rotary_emb", None)
