@@ -21,12 +21,12 @@ import yaml
 from typing_extensions import TypedDict  # pydantic needs this one, not typing's, before Python 3.12
 
 from .errors import StageError
-from .vocabulary import RUNS
+from .vocabulary import RUNS, learned_run
 
 PROFILES = ("paper", "paper-cuda", "cpu", "smoke")  # paper-cuda: paper sizes, a teacher that runs on CUDA
 # the top level of params.yaml: the profile, the run matrix, and one section per stage
 SECTIONS = ("profile", "runs", "replay_runs", "models", "build_datasets", "distill", "build_sft", "train", "evaluate", "analyze",
-            "power", "serve_eval")
+            "power", "serve_eval", "learned_runs", "dagger_iterations", "dagger")
 T = TypeVar("T")
 
 
@@ -49,7 +49,33 @@ def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
     if not set(replayed) <= set(runs):
         raise ConfigError(f"{path}: replay_runs {sorted(set(replayed) - set(runs))} are not in runs (only trained "
                           f"runs can be replayed): {runs}")
+    check_learned(params, str(path))
     return params
+
+
+def check_learned(params: dict[str, Any], where: str) -> None:
+    """``learned_runs`` name runs of the learning arms; ``dagger_iterations`` chain them: iteration k
+    (1, 2, ... in order) rolls out ``policy`` (C's run for the first, else the previous iteration's
+    ``run``) and trains ``run`` on an aggregate that starts from ``base``."""
+    for name in params.get("learned_runs", []) or []:
+        try:
+            learned_run(name)
+        except ValueError as e:
+            raise ConfigError(f"{where}: learned_runs: {e}") from None
+    previous = None
+    for k, item in enumerate(params.get("dagger_iterations", []) or [], 1):
+        if not isinstance(item, dict) or set(item) != {"iteration", "policy", "run", "base"}:
+            raise ConfigError(f"{where}: dagger_iterations[{k - 1}]: expected {{iteration, policy, run, base}}, got {item!r}")
+        if item["iteration"] != k:
+            raise ConfigError(f"{where}: dagger_iterations[{k - 1}]: iteration {item['iteration']!r}, expected {k}")
+        if previous is not None and item["policy"] != previous:
+            raise ConfigError(f"{where}: dagger_iterations[{k - 1}]: policy {item['policy']!r} must be the previous "
+                              f"iteration's run {previous!r}")
+        try:
+            learned_run(item["run"])
+        except ValueError as e:
+            raise ConfigError(f"{where}: dagger_iterations[{k - 1}]: {e}") from None
+        previous = item["run"]
 
 
 def read_yaml(path: Path, error: type[StageError] = ConfigError) -> Any:

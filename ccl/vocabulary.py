@@ -45,12 +45,20 @@ MAIN_VARIANTS = (B, C, DMIX, DSEQ)
 ABLATIONS = (C_MATCHED, C_25, C_50, C_FULL)
 SEEDS = (0, 1, 2)  # the write-up trains each arm with three seeds, each ablation with seed 0
 
+# The learning arms (issue 40): C's recipe on data the student's own episodes produced. C_dagger is
+# the last DAgger iteration (ccl.learn.dagger); its earlier iterations train runs of their own,
+# ``C_dagger_i<k>``, which roll out the next iteration and are not evaluated. C_err is the
+# error-driven round (ccl.learn.errors).
+LEARNED = ("C_dagger", "C_err")
+C_DAGGER, C_ERR = LEARNED
+DAGGER_ITERATION = re.compile(r"^C_dagger_i[1-9]\d*$")
+
 # Configurations evaluated without training (the evaluate stage's --name).
 BASELINES = ("A_base", "A_fewshot", "teacher", "oracle")
 STUDENT_BASE, STUDENT_FEWSHOT, TEACHER, ORACLE = BASELINES
 
 # Every configuration in the write-up's table order.
-CONFIG_ORDER = (STUDENT_BASE, STUDENT_FEWSHOT, *MAIN_VARIANTS, *ABLATIONS, TEACHER, ORACLE)
+CONFIG_ORDER = (STUDENT_BASE, STUDENT_FEWSHOT, *MAIN_VARIANTS, *ABLATIONS, *LEARNED, TEACHER, ORACLE)
 
 RUN_NAME = re.compile(r"^(?P<config>.+)_s(?P<seed>\d+)$")
 
@@ -106,6 +114,26 @@ def run(name: str) -> Run:
     return RUNS[name]
 
 
+def learned_run(name: str) -> Run:
+    """A run of a learning arm (``C_dagger_s0``, ``C_err_s0``, ``C_dagger_i1_s0``); a ValueError otherwise."""
+    config, seed = parse_run_name(name)
+    if seed is None or not (config in LEARNED or DAGGER_ITERATION.match(config)):
+        raise ValueError(f"unknown learned run {name!r}; valid: <arm>_s<seed> with arm one of "
+                         f"{', '.join(LEARNED)} or C_dagger_i<k>")
+    return Run(config, seed)
+
+
+def training_run(name: str) -> Run:
+    """A run any training stage may train: the SFT matrix's (``RUNS``) or a learning arm's."""
+    if name in RUNS:
+        return RUNS[name]
+    try:
+        return learned_run(name)
+    except ValueError:
+        raise ValueError(f"unknown run {name!r}; valid runs: {', '.join(RUNS)}, or a learning arm's "
+                         f"(<arm>_s<seed>, arm one of {', '.join(LEARNED)} or C_dagger_i<k>)") from None
+
+
 def parse_run_name(name: str) -> tuple[str, int | None]:
     """``B_s2`` -> ("B", 2); ``A_base`` -> ("A_base", None)."""
     m = RUN_NAME.match(name)
@@ -121,6 +149,9 @@ def _comparisons() -> tuple[tuple[str, str], ...]:
 
 
 COMPARISONS = _comparisons()
+# The learning arms' exploratory comparisons (issue 40), a family of their own (Holm within it), so the
+# write-up's family and its published p-values never change when a learning arm is evaluated.
+LEARNED_COMPARISONS = ((C_DAGGER, C), (C_ERR, C), (C_DAGGER, STUDENT_BASE), (C_ERR, STUDENT_BASE))
 
 
 if __name__ == "__main__":

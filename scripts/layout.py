@@ -13,6 +13,7 @@ PARAMS = ROOT / "params.yaml"
 DVC_YAML = ROOT / "dvc.yaml"
 DATA = ROOT / "data" / "v1"  # --data: the data root; task splits are in its tasks/ folder
 RESULTS = ROOT / "results"
+DAGGER = DATA / "dagger"  # one folder per DAgger iteration (stage dagger_rollout)
 REPLAY_GOLDEN = DATA / "replay"  # the frozen decision points (stage build_replay)
 REPLAY_RUNS = RESULTS / "replay"  # graded decisions and replay metrics, one folder per configuration
 EVAL_RUNS = RESULTS / "runs"  # evaluation transcripts, verdicts and metrics, one folder per configuration

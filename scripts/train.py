@@ -2,8 +2,10 @@
 
     python -m scripts.train B_s0                 # profile from params.yaml
     python -m scripts.train C_s0 --profile smoke --data DIR --runs DIR
+    python -m scripts.train C_dagger_s0 --train-file data/v1/dagger/iter2/train.jsonl.gz   # a learning arm
 
-A run is a training set and a seed (``B_s0``: variant B, seed 0). The recipe is params.yaml
+A run is a training set and a seed (``B_s0``: variant B, seed 0); a learning arm's run
+(``C_dagger_s0``, ``C_err_s0``) names its training file, which its data stage wrote. The recipe is params.yaml
 ``train`` (the write-up's defaults, rescaled per profile), the same for every run; the
 student is params ``models``. Writes runs/<run>/ (adapter, config, step log, summary,
 manifest) and a line in logs/stability.jsonl. Rerunning an interrupted run resumes from
@@ -21,7 +23,7 @@ from tqdm import tqdm
 from ccl.artifacts.boundary import run_stage
 from ccl.stages import train
 from ccl.train.torch_trainer import CUBLAS_CONFIG, CUBLAS_DETERMINISTIC
-from ccl.vocabulary import RUNS
+from ccl.vocabulary import LEARNED, RUNS
 
 from .cli import stage_parser
 from .layout import ARCHIVE, STABILITY_LOG, TRAIN_RUNS, VAL_BASELINE
@@ -32,7 +34,10 @@ def main(argv: list[str] | None = None) -> int:
     # deterministic cuBLAS for the trainer's CUDA path (ccl.train.torch_trainer.reproducible); a user's value is kept
     os.environ.setdefault(CUBLAS_CONFIG, CUBLAS_DETERMINISTIC)
     ap = stage_parser(__doc__)
-    ap.add_argument("run", help=f"a run of ccl.vocabulary.RUNS: {', '.join(RUNS)}")
+    ap.add_argument("run", help=f"a run of ccl.vocabulary.RUNS ({', '.join(RUNS)}) or of a learning arm "
+                                f"({', '.join(LEARNED)}, with --train-file)")
+    ap.add_argument("--train-file", type=Path, default=None,
+                    help="the training rows (default: the run's variant in --data/variants); a learning arm needs it")
     ap.add_argument("--runs", type=Path, default=TRAIN_RUNS)
     ap.add_argument("--archive", type=Path, default=ARCHIVE)
     ap.add_argument("--stability-log", type=Path, default=STABILITY_LOG)
@@ -53,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
         summary = train.run(plan, model_store(), args.data, train.Outputs(args.runs, args.archive, args.stability_log,
                                                                  args.baseline or args.runs / VAL_BASELINE.name),
-                            args.device, args.model_path, progress)
+                            args.device, args.model_path, progress, args.train_file)
     print(f"train {r.name}: val loss {summary['val_loss']:.4f} on {summary['val_episodes']} oracle validation "
           f"episodes; {summary['train_minutes']:.1f} min; adapter {summary['adapter_sha256'][:12]}")
     return 0

@@ -55,7 +55,8 @@ def test_a_stage_script_prints_one_line_and_no_traceback(tmp_path):
     assert r.stderr.strip().splitlines() == [f"evaluate: {path}: unknown section(s) ['evalute']; valid sections: "
                                              "profile, runs, replay_runs, models, build_datasets, distill, build_sft, "
                                              "train, "
-                                             "evaluate, analyze, power, serve_eval"]
+                                             "evaluate, analyze, power, serve_eval, learned_runs, dagger_iterations, "
+                                             "dagger"]
 
 
 def test_the_committed_params_are_valid_for_every_profile():

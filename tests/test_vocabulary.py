@@ -34,7 +34,18 @@ def test_run_names_parse_back_to_variant_and_seed():
 def test_comparisons_are_the_write_ups_21_in_order():
     assert len(V.COMPARISONS) == 21 and len(set(V.COMPARISONS)) == 21
     assert V.COMPARISONS[0] == ("A_fewshot", "A_base") and V.COMPARISONS[-1] == ("C_matched", "B")
-    assert {c for pair in V.COMPARISONS for c in pair} == set(V.CONFIG_ORDER)
+    assert {c for pair in V.COMPARISONS for c in pair} == set(V.CONFIG_ORDER) - set(V.LEARNED)
+    # the learning arms are compared in a family of their own, each against C and the base student
+    assert {a for a, _ in V.LEARNED_COMPARISONS} == set(V.LEARNED) and not set(V.LEARNED_COMPARISONS) & set(V.COMPARISONS)
+
+
+def test_learned_runs_are_named_by_arm_and_seed():
+    assert V.training_run("C_dagger_s0") == V.Run("C_dagger", 0)
+    assert V.training_run("C_dagger_i1_s0") == V.Run("C_dagger_i1", 0)
+    assert V.training_run("B_s1") == V.RUNS["B_s1"]
+    for bad in ("C_dagger", "C_dagger_i0_s0", "D_err_s0", "C_err_sx"):
+        with pytest.raises(ValueError, match="unknown"):
+            V.training_run(bad)
 
 
 def test_params_runs_and_dvc_baselines_come_from_the_vocabulary():

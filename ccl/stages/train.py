@@ -1,4 +1,5 @@
-"""Stage train: one LoRA run of ``ccl.vocabulary.RUNS`` on the recipe of params.yaml ``train``."""
+"""Stage train: one LoRA run of ``ccl.vocabulary.RUNS`` (or of a learning arm, on the training file its
+data stage wrote) on the recipe of params.yaml ``train``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,8 +12,7 @@ from ..models.registry import ModelStore
 from ..models.weights import model_dir
 from ..train.recipe import TrainRecipe
 from ..train.run import train_run
-from ..vocabulary import Run
-from ..vocabulary import run as lookup_run
+from ..vocabulary import VARIANTS, Run, training_run
 
 
 @dataclass(frozen=True)
@@ -39,19 +39,23 @@ def plan_recipe(params: Path, profile: str | None) -> tuple[TrainRecipe, ModelsC
 def plan(params: Path, profile: str | None, name: str) -> Plan:
     recipe, models, profile = plan_recipe(params, profile)
     try:
-        run = lookup_run(name)
+        run = training_run(name)
     except ValueError as e:
         raise ConfigError(str(e)) from None
     return Plan(run, recipe, models, profile)
 
 
 def run(p: Plan, store: ModelStore, data: Path, out: Outputs, device: str | None = None,
-        model_path: str | None = None, progress: Callable[[str, int, int], None] = lambda *a: None) -> dict:
-    """Train on ``data/variants/<variant>.jsonl``, validate on ``data/sft/oracle_val.jsonl``; returns
-    the run's summary (also in ``runs/<name>/summary.json``). Rerunning resumes from the checkpoint."""
+        model_path: str | None = None, progress: Callable[[str, int, int], None] = lambda *a: None,
+        train_file: Path | None = None) -> dict:
+    """Train on ``train_file`` (default ``data/variants/<variant>.jsonl``), validate on
+    ``data/sft/oracle_val.jsonl``; returns the run's summary (also in ``runs/<name>/summary.json``).
+    Rerunning resumes from the checkpoint."""
+    if train_file is None and p.run.variant not in VARIANTS:
+        raise ConfigError(f"run {p.run.name}: a learning arm trains on the file its data stage wrote; pass --train-file")
     folder = model_dir(store, p.models.student, model_path)
     out.stability_log.parent.mkdir(parents=True, exist_ok=True)
     baseline = read_record(out.baseline, "val_baseline") if out.baseline and out.baseline.exists() else None
     return train_run(p.run, p.recipe, p.models.student, folder, p.models.student_backend,
-                     data / "variants" / f"{p.run.variant}.jsonl", data / "sft" / "oracle_val.jsonl",
+                     train_file or data / "variants" / f"{p.run.variant}.jsonl", data / "sft" / "oracle_val.jsonl",
                      out.runs, out.archive, out.stability_log, device, progress, baseline)

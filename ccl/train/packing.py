@@ -1,4 +1,4 @@
-"""One episode -> one token sequence with every assistant turn supervised.
+"""One episode -> one token sequence with its assistant turns supervised.
 
 The conversation is cut into the pieces the inference backends feed the model: the
 shared static head of the system prompt, the rest of the first prompt, and then, per
@@ -9,6 +9,10 @@ piece is supervised up to and including its end-of-turn token; nothing else carr
 loss. Under teacher forcing a causal model gives each supervised token the same loss
 here as in a separate example holding only the prefix up to that turn, so packing
 changes the cost, not the objective (tests/test_train.py checks this token by token).
+
+Every assistant turn is a target unless its message says ``"train": false``: rows built from a
+learner's own episodes (DAgger, ``ccl.learn.dagger``) keep the learner's mistakes as history the
+model reads but never learns to write. The flag is read here and never reaches the chat template.
 """
 from __future__ import annotations
 
@@ -40,11 +44,12 @@ def pieces(render: Render, messages: list[dict]) -> list[tuple[str, bool]]:
     """The conversation text as (piece, is_assistant_reply), append-only."""
     out: list[tuple[str, bool]] = []
     done = ""
+    plain = [{"role": m["role"], "content": m["content"]} for m in messages]
     for k, m in enumerate(messages):
         if m["role"] != "assistant":
             continue
-        prompt = render(messages[:k], tokenize=False, add_generation_prompt=True)
-        full = render(messages[: k + 1], tokenize=False)
+        prompt = render(plain[:k], tokenize=False, add_generation_prompt=True)
+        full = render(plain[: k + 1], tokenize=False)
         if not prompt.startswith(done) or not full.startswith(prompt):
             raise PackingError(f"chat template rewrites earlier text at assistant turn {k}; cannot pack")
         head = prompt[len(done):]
@@ -53,7 +58,7 @@ def pieces(render: Render, messages: list[dict]) -> list[tuple[str, bool]]:
             out.append((head[:cut], False))
             head = head[cut:]
         out.append((head, False))
-        out.append((full[len(prompt):], True))
+        out.append((full[len(prompt):], m.get("train", True) is not False))
         done = full
     return out
 
