@@ -16,7 +16,7 @@ from ccl.artifacts.boundary import run_stage
 from ccl.stages import dagger_rollout
 
 from .cli import stage_parser
-from .layout import DAGGER
+from .layout import DAGGER, RESULTS
 from .model_store import model_store
 
 
@@ -26,13 +26,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--policy", type=Path, required=True, help="the run folder whose adapter drives the rollouts")
     ap.add_argument("--base", type=Path, required=True, help="the rows this iteration's aggregate starts from")
     ap.add_argument("--out", type=Path, default=None, help=f"default: {DAGGER}/iter<iteration>")
+    ap.add_argument("--timings", type=Path, default=None,
+                    help=f"where the wall time goes (default: {RESULTS}/learn/dagger_iter<iteration>.json)")
     ap.add_argument("--model-path", default=None, help="local copy of a hub student")
     args = ap.parse_args(argv)
     plan = dagger_rollout.plan(args.params, args.profile, args.iteration, args.data)
     out = args.out or DAGGER / f"iter{args.iteration}"
     print(f"dagger iteration {args.iteration}: {len(plan.tasks)} training tasks, beta {plan.cfg.beta(args.iteration)}, "
           f"policy {args.policy}")
-    s = dagger_rollout.run(plan, model_store(), args.policy, args.base, out, args.model_path)
+    timings = args.timings or RESULTS / "learn" / f"dagger_iter{args.iteration}.json"
+    s = dagger_rollout.run(plan, model_store(), args.policy, args.base, out, timings, args.model_path)
     print(f"dagger iteration {args.iteration}: {s['states']} states ({s['states_off_expert_path']} off the expert's "
           f"path, {s['unrecoverable']} unrecoverable), {s['rows']} rows, {s['episodes_ruler2_success']}/{s['tasks']} "
           f"episodes succeeded under ruler 2 -> {out}")

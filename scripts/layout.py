@@ -15,6 +15,7 @@ DATA = ROOT / "data" / "v1"  # --data: the data root; task splits are in its tas
 RESULTS = ROOT / "results"
 DAGGER = DATA / "dagger"  # one folder per DAgger iteration (stage dagger_rollout)
 REPLAY_GOLDEN = DATA / "replay"  # the frozen decision points (stage build_replay)
+VAL_REPLAY = RESULTS / "learn" / "val_replay"  # the validation replay set's answers, one folder per run (issue 40)
 REPLAY_RUNS = RESULTS / "replay"  # graded decisions and replay metrics, one folder per configuration
 EVAL_RUNS = RESULTS / "runs"  # evaluation transcripts, verdicts and metrics, one folder per configuration
 TRAIN_RUNS = ROOT / "runs"  # adapters, one folder per training run

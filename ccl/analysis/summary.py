@@ -7,6 +7,7 @@ from typing import Mapping
 
 from .contrasts import paired, paired_plan, primary, rulers
 from .intervals import Progress, _noop
+from .learned import learned
 from .runs import AnalyzeConfig, ConfigData
 from .tables import (
     by_stratum,
@@ -46,6 +47,7 @@ def build_summary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, inputs:
         "pass_k": pass_k(configs, cfg),
         "efficiency": efficiency(configs),
         "efficiency_by_run": efficiency_by_run(configs),
+        "learned": learned(configs, cfg),
     }
     return {
         "configs": list(configs),

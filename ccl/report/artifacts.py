@@ -35,6 +35,11 @@ SERVE_SUMMARY = "results/serve/summary.json"
 POWER = "results/power.json"
 PREREGISTRATION = "docs/preregistration.md"  # quoted by its SHA-256, never parsed
 TEACHER_PILOT = "experiments/teacher_coverage_pilot/result.json"
+# the learning arms (issue 40)
+EXPERT_COVERAGE = "results/learn/expert_coverage.json"
+DAGGER = "data/v1/dagger"  # data/v1/dagger/iter<k>/stats.json: one DAgger iteration's data
+ERR_STATS = "data/v1/err/stats.json"
+ERR_CLUSTERS = "results/learn/err_clusters.json"
 # what the report says where results/summary.json was written before the primary contrasts existed
 SUMMARY_WITHOUT_PRIMARY = f"`{SUMMARY}` predates the primary contrasts; rerun the `analyze` stage."
 # ... and before the judge stages wrote ruler 2's verdicts beside ruler 1's (ccl/judge/ruler2.py)
@@ -52,6 +57,9 @@ PRODUCERS: dict[str, tuple[str, str]] = {
     SERVE_SUMMARY: ("student, teacher and fallback chain served through the OpenAI-compatible server", "serve_eval"),
     POWER: ("the design's minimum detectable effects", "power"),
     TEACHER_PILOT: ("teacher coverage pilot on training tasks", "bash experiments/teacher_coverage_pilot/run.sh"),
+    EXPERT_COVERAGE: ("the any-state expert's reach from deviated states", "expert_coverage"),
+    ERR_STATS: ("the error-driven round's training set", "err_data"),
+    ERR_CLUSTERS: ("the validation replay set per coordinate, before and after", "err_compare"),
 }
 
 
@@ -80,6 +88,7 @@ class Artifacts:
     runs: dict[str, dict] = field(default_factory=dict)  # training run name -> summary.json
     train_logs: dict[str, list[dict]] = field(default_factory=dict)  # run name -> train_log.jsonl rows
     archived: dict[str, dict] = field(default_factory=dict)  # archived run -> its reason record
+    dagger: dict[int, dict] = field(default_factory=dict)  # DAgger iteration -> its stats.json
     preregistration_sha256: str | None = None  # of PREREGISTRATION, None when the file is absent
 
     def get(self, path: str) -> Any:
@@ -107,4 +116,7 @@ def load_artifacts(root: Path) -> Artifacts:
     art.preregistration_sha256 = sha256_file(prereg) if prereg.is_file() else None
     for reason in sorted((root / ARCHIVE).glob("*/reason.json")):
         art.archived[reason.parent.name] = _read(reason)
+    for stats in (root / DAGGER).glob("iter*/stats.json"):
+        art.dagger[int(stats.parent.name[4:])] = _read(stats)
+    art.dagger = dict(sorted(art.dagger.items()))
     return art

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..vocabulary import BASELINES, RULER1, RULER2, STUDENT_BASE, STUDENT_FEWSHOT, B, C
+from ..vocabulary import BASELINES, LEARNED, RULER1, RULER2, STUDENT_BASE, STUDENT_FEWSHOT, B, C
 from .artifacts import (
     POWER,
     REPLAY_SUMMARY,
@@ -18,6 +18,7 @@ from .artifacts import (
     Artifacts,
     Missing,
 )
+from .learning import learning_facts
 
 
 def _interval(cell: dict | None) -> dict | None:
@@ -31,7 +32,8 @@ def results_facts(summary: dict) -> dict[str, Any]:
     rows = {r["config"]: r for r in summary["success_by_split"]["rows"]}
     splits = [c for c in summary["success_by_split"]["columns"] if c.startswith("eval_")]
     pooled = {c: _interval(r.get("all")) for c, r in rows.items()}
-    trained = [c for c in summary["configs"] if c not in BASELINES]
+    # the study's trained configurations; the learning arms (exploratory) have a section of their own
+    trained = [c for c in summary["configs"] if c not in BASELINES and c not in LEARNED]
     paired = summary["paired"]["rows"]
     sig = [r for r in paired if r["significant"]]
 
@@ -171,5 +173,6 @@ def all_facts(art: Artifacts) -> dict[str, Any]:
         "teacher": None if isinstance(teacher, Missing) else teacher_facts(teacher),
         "variants": None if isinstance(variants, Missing) else variants,
         "training": training_facts(art),
+        "learning": learning_facts(art),
         "missing": {p: v.message() for p, v in art.files.items() if isinstance(v, Missing)},
     }

@@ -404,18 +404,21 @@ def training_table(art: Artifacts) -> Table:
     title = "Training runs"
     if not art.runs:
         return missing_table("training", title, Missing(f"{TRAIN_RUNS}/<run>/summary.json", "train", "trained adapters"))
-    cols = ["run", "variant", "seed", "backend", "steps", "episodes", "trainable params", "val loss before → after",
-            "last train loss", "minutes", "stability", "adapter sha256"]
+    cols = ["run", "variant", "seed", "backend", "steps", "episodes", "supervised tokens", "trainable params",
+            "val loss before → after", "last train loss", "minutes", "stability", "adapter sha256"]
+    tokens = {name: sum(r.get("targets", 0) for r in art.train_logs.get(name, [])) for name in art.runs}
     rows = [[name, r["variant"], str(r["seed"]), f"{r['backend']} ({r['device']})", str(r["steps"]),
-             str(r["episodes_used"]), f"{r['trainable_params']:,}",
+             str(r["episodes_used"]), f"{tokens[name]:,}" if tokens[name] else "—", f"{r['trainable_params']:,}",
              f"{r['val_loss_before']:.3f} → {r['val_loss']:.3f}", f"{r['final_train_loss']:.3f}",
              f"{r['train_minutes']:.1f}", r["stability"], r["adapter_sha256"]] for name, r in art.runs.items()]
     for name, a in art.archived.items():
-        rows.append([name, "—", "—", "—", str(a["step"]), "—", "—", "—", "—", "—",
+        rows.append([name, "—", "—", "—", str(a["step"]), "—", "—", "—", "—", "—", "—",
                      f"broken: {a['reason']} (archive/{name})", "—"])
     return Table("training", title, cols, rows, [f"{TRAIN_RUNS}/{n}/summary.json" for n in art.runs]
                  + [f"{ARCHIVE}/{n}/reason.json" for n in art.archived],
-                 note="Validation loss: mean assistant-token NLL on the oracle validation episodes. Archived runs "
+                 note="Validation loss: mean assistant-token NLL on the oracle validation episodes. Supervised tokens: "
+                      "the assistant tokens that carried loss, summed over the run's steps (train_log.jsonl), so runs "
+                      "with the same number of steps can be compared for how much supervision they saw. Archived runs "
                       "broke the stability rule and are never used in comparisons.")
 
 

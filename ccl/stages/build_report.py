@@ -9,9 +9,9 @@ from ..artifacts.jsonio import atomic_write_bytes
 from ..errors import InputError, StageError
 from ..report.artifacts import load_artifacts
 from ..report.facts import all_facts
+from ..report.learning import every_table
 from ..report.page import html_page
 from ..report.render import markdown_to_html, render_markdown, stale_blocks
-from ..report.tables import all_tables
 
 
 class StaleReport(StageError):
@@ -29,7 +29,7 @@ def build(root: Path) -> tuple[str, str]:
     under ``root`` (the artifacts are read, tabled and summarised once for both)."""
     art = load_artifacts(root)
     try:
-        tables, facts = all_tables(art), all_facts(art)
+        tables, facts = every_table(art), all_facts(art)
         return (render_markdown("report.md.j2", tables, facts), render_markdown("brief.md.j2", tables, facts))
     except (KeyError, UndefinedError) as e:  # a fact or table the template needs is absent
         raise InputError(f"report template: {e}") from None

@@ -6,7 +6,8 @@ folder: ``episodes.jsonl.gz`` (the transcripts, as evaluation writes them, plus 
 ``visits.jsonl.gz`` (one record per visited state), ``rows.jsonl.gz`` (this iteration's training rows),
 ``train.jsonl.gz`` (the aggregate the iteration's run trains on: the previous aggregate, C's rows for
 the first, then these rows), ``stats.json`` and ``manifest.json`` (SHA-256 of each), all
-byte-stable; ``generation.json`` holds the timings. Never reads an evaluation split.
+byte-stable; the timings go to ``timings`` (a results file, outside the data folder and its manifest).
+Never reads an evaluation split.
 """
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def plan(params: Path, profile: str | None, iteration: int, data: Path) -> Plan:
     return Plan(cfg, models, profile, iteration, tasks)
 
 
-def run(p: Plan, store: ModelStore, adapter: Path, base: Path, out: Path, model_path: str | None = None) -> dict:
+def run(p: Plan, store: ModelStore, adapter: Path, base: Path, out: Path, timings: Path,
+        model_path: str | None = None) -> dict:
     """Roll out, label and write the iteration's folder ``out``; returns its statistics."""
     base_rows = read_rows(base, "build_sft (C's rows) or the previous dagger_rollout")
     gen = GenConfig(max_new_tokens=p.cfg.max_new_tokens)
@@ -64,7 +66,7 @@ def run(p: Plan, store: ModelStore, adapter: Path, base: Path, out: Path, model_
              "base": str(base), "base_rows": len(base_rows), "train_rows": len(base_rows) + len(it.rows)}
     write_json(out / "stats.json", stats)
     write_manifest(out, [out / f for f in FILES], {"stage": "dagger_rollout", "iteration": p.iteration})
-    write_json(out / "generation.json", {"iteration": p.iteration, "backend": p.models.student_generation,
+    write_json(timings, {"iteration": p.iteration, "backend": p.models.student_generation,
                                          "wall_s": round(seconds, 2), "peak_mem_gb": peak_memory_gb(),
                                          "gen_tokens": getattr(getattr(student, "stats", None), "new_tokens", 0)})
     return stats

@@ -1,0 +1,118 @@
+"""The report's tables and facts on the learning arms (issue 40), each from a named artifact.
+
+Exploratory by construction: the arms were designed before any of these numbers existed and nothing
+here was pre-registered; the report's section says so.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..vocabulary import LEARNED, RULER2, C
+from .artifacts import DAGGER, ERR_CLUSTERS, ERR_STATS, EXPERT_COVERAGE, SUMMARY, Artifacts, Missing
+from .tables import Table, all_tables, composition, missing_table, summary_table
+
+
+def coverage_table(art: Artifacts) -> Table:
+    title = "The expert from deviated states: ruler-2 success when it takes over, per task family"
+    t = art.get(EXPERT_COVERAGE)
+    if isinstance(t, Missing):
+        return missing_table("expert_coverage", title, t)
+    cols = ["family", "deviated states", "expert succeeds", "provably lost", "lost for", "lost without a reason",
+            "deviations that ended the episode"]
+    rows = [[name, str(f["states"]), f"{100 * f['recovered_share']:.1f}%" if f["recovered_share"] is not None else "—",
+             str(f["lost"]), composition(f["lost_for"]), str(f["lost_unexplained"]), str(f["ended"])]
+            for name, f in [*t["by_family"].items(), ("all", t["all"])]]
+    return Table("expert_coverage", title, cols, rows, [EXPERT_COVERAGE],
+                 note=(f"Every template ({t['templates']}) in its {len(t['namings'])} namings at seeds "
+                       f"{', '.join(map(str, t['seeds']))}: each scripted deviation ({', '.join(t['deviations'])}) at "
+                       "each of the oracle's decisions, then the expert to the end, judged by ruler 2. A lost state "
+                       "holds a failure no continuation can undo (a forbidden, declined, unrequested or repeated call, "
+                       "a call before its prerequisite, a wrong side effect, an approval spent on a wrong call)."))
+
+
+def dagger_table(art: Artifacts) -> Table:
+    title = "DAgger iterations: states the student visited and the expert's labels"
+    if not art.dagger:
+        return missing_table("dagger", title, Missing(f"{DAGGER}/iter<k>/stats.json", "dagger_rollout", "DAgger data"))
+    cols = ["iteration", "beta", "tasks", "rollouts succeeding (ruler 2)", "states", "off the expert's path",
+            "executed by the expert", "student agrees with the label", "unrecoverable", "new rows",
+            "supervised turns", "training rows", "labels by kind"]
+    rows = [[str(k), f"{s['beta']:g}", str(s["tasks"]), f"{s['episodes_ruler2_success']}/{s['tasks']}", str(s["states"]),
+             str(s["states_off_expert_path"]), str(s["executed_by_expert"]), str(s["student_agrees"]),
+             str(s["unrecoverable"]), str(s["rows"]), str(s["supervised_turns"]), str(s["train_rows"]),
+             composition(s["labels_by_kind"])] for k, s in art.dagger.items()]
+    return Table("dagger", title, cols, rows, [f"{DAGGER}/iter{k}/stats.json" for k in art.dagger],
+                 note=("Each iteration rolls the previous iteration's policy (C for the first) out on fresh training-"
+                       "pool tasks; at every turn the expert labels the state, and with probability beta its action is "
+                       "executed instead. Training rows keep the student's own turns as history (not trained on) and "
+                       "supervise each labelled state once; unrecoverable states are not labelled. Training rows: C's "
+                       "rows plus every iteration's so far."))
+
+
+def err_table(art: Artifacts) -> Table:
+    title = "The error-driven round's data"
+    s = art.get(ERR_STATS)
+    if isinstance(s, Missing):
+        return missing_table("err_round", title, s)
+    cols = ["C's map-half replay pass", "targeted tasks", "templates (tasks)", "skipped for overlap",
+            "C rows kept", "training rows", "request overlap with evaluation splits"]
+    overlap = sum(v["request_overlap"] for v in s["leakage_audit"].values())
+    rows = [[f"{s['map_passed']}/{s['map_decisions']}", str(s["targeted_tasks"]), composition(s["templates"]),
+             str(s["skipped_for_overlap"]), str(s["replay_slice"]), str(s["train_rows"]), str(overlap)]]
+    return Table("err_round", title, cols, rows, [ERR_STATS],
+                 note=("Targets: coordinates (decision kind x gold tool) with enough failed decisions of C on the map "
+                       "half of the validation replay set; tasks from the training templates that visit them, and "
+                       "as many from templates where a confused tool is right (contrastive pairs), seeds no pool uses."))
+
+
+def clusters_table(art: Artifacts) -> Table:
+    title = "Validation replay set by coordinate: C against each learning arm, map half and held-out half"
+    r = art.get(ERR_CLUSTERS)
+    if isinstance(r, Missing):
+        return missing_table("err_clusters", title, r)
+    names = list(r["by_coordinate"])
+    cols = ["coordinate", "target", *[f"{n}: map" for n in names], *[f"{n}: held-out" for n in names]]
+
+    def cell(c: dict | None) -> str:
+        return "—" if not c or not c["n"] else f"{c['passed_before']} → {c['passed_after']} of {c['n']}"
+    coords = sorted({c for n in names for c in r["by_coordinate"][n]})
+    rows = [[c, "yes" if c in r["targets"] else "no",
+             *[cell(r["by_coordinate"][n].get(c, {}).get("map")) for n in names],
+             *[cell(r["by_coordinate"][n].get(c, {}).get("heldout")) for n in names]] for c in coords]
+    rows.append(["all", "—", *[f"{r['overall'][r['reference']]['map']['passed']} → {r['overall'][n]['map']['passed']} "
+                              f"of {r['overall'][n]['map']['decisions']}" for n in names],
+                 *[f"{r['overall'][r['reference']]['heldout']['passed']} → {r['overall'][n]['heldout']['passed']} "
+                   f"of {r['overall'][n]['heldout']['decisions']}" for n in names]])
+    return Table("err_clusters", title, cols, rows, [ERR_CLUSTERS],
+                 note=(f"Decisions passed by {r['reference']} → by the arm, of n. The map half chose the error round's "
+                       "targets; the held-out half chose nothing. A target still failing on the held-out half is a "
+                       "capacity limit rather than a missing convention."))
+
+
+def learning_tables(art: Artifacts) -> list[Table]:
+    summary = art.get(SUMMARY)
+    learned = (summary_table(art, "learned", "Learning arms against C and A_base (exploratory)")
+               if isinstance(summary, Missing) or "learned" in summary else
+               missing_table("learned", "Learning arms against C and A_base (exploratory)",
+                             Missing(SUMMARY, "analyze", "rerun: it predates the learning arms' table")))
+    return [learned, coverage_table(art), dagger_table(art), err_table(art), clusters_table(art)]
+
+
+def every_table(art: Artifacts) -> dict[str, Table]:
+    """The study's tables (``tables.all_tables``) and the learning arms', by marker name."""
+    return all_tables(art) | {t.name: t for t in learning_tables(art)}
+
+
+def learning_facts(art: Artifacts) -> dict[str, Any]:
+    """What the section's prose quotes; None where an artifact is missing."""
+    summary = art.get(SUMMARY)
+    rows = [] if isinstance(summary, Missing) else summary.get("learned", {}).get("rows", [])
+    vs_c = {r["a"]: r for r in rows if r["b"] == C and r["ruler"] == RULER2}
+    cov = art.get(EXPERT_COVERAGE)
+    return {
+        "arms": [a for a in LEARNED if a in vs_c],
+        "vs_c": {a: {"a": r["a_success"], "c": r["b_success"], "diff": r["diff"], "low": r["low"], "high": r["high"],
+                     "p_holm": r["p_holm"], "n": r["n"]} for a, r in vs_c.items()},
+        "coverage": None if isinstance(cov, Missing) else cov["all"],
+        "iterations": len(art.dagger),
+    }

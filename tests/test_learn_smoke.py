@@ -1,0 +1,55 @@
+"""Issue 40 on the smoke profile, end to end with the real student: one DAgger iteration (rollout with the
+expert labelling, training on the aggregate) and the error-driven round (validation replay set, failure
+map, targeted data, training, the before/after comparison)."""
+from __future__ import annotations
+
+from subproc import run_py
+
+from ccl.artifacts.jsonio import read_json, read_jsonl
+
+
+def _train(study, run: str, train_file) -> dict:
+    data, runs = study / "data" / "v1", study / "runs"
+    run_py("-m", "scripts.train", run, "--profile", "smoke", "--data", str(data), "--runs", str(runs),
+           "--archive", str(study / "archive"), "--stability-log", str(study / "logs" / "stability.jsonl"),
+           "--train-file", str(train_file))
+    return read_json(runs / run / "summary.json")
+
+
+def test_one_dagger_iteration_and_the_error_round_end_to_end(smoke_study):
+    data, runs = smoke_study / "data" / "v1", smoke_study / "runs"
+    learn = smoke_study / "results" / "learn"
+    it = data / "dagger" / "iter1"
+    run_py("-m", "scripts.dagger_rollout", "1", "--profile", "smoke", "--data", str(data), "--policy",
+           str(runs / "C_s0"), "--base", str(data / "variants" / "C.jsonl"), "--out", str(it),
+           "--timings", str(learn / "dagger_iter1.json"))
+    stats = read_json(it / "stats.json")
+    visits = list(read_jsonl(it / "visits.jsonl.gz"))
+    assert stats["tasks"] == 4 and stats["states"] == len(visits) > 0
+    assert stats["train_rows"] == 8 + stats["rows"]  # C's 8 smoke rows, then this iteration's
+    assert sum(stats["labels_by_kind"].values()) == len(visits)
+    assert all(v["label"].startswith(("{\"calls\"", "{\"final\"")) for v in visits)
+    run_py("-m", "scripts.verify", "--root", str(it))  # the iteration's manifest holds
+    summary = _train(smoke_study, "C_dagger_s0", it / "train.jsonl.gz")
+    assert summary["episodes"] == stats["train_rows"] and summary["stability"] == "passed"
+
+    replay = learn / "val_replay"
+    for name in ("C_s0", "C_err_s0"):
+        if name == "C_err_s0":
+            run_py("-m", "scripts.err_data", "--profile", "smoke", "--data", str(data), "--runs", str(replay),
+                   "--out", str(data / "err"))
+            err = read_json(data / "err" / "stats.json")
+            assert err["replay_slice"] == 8 and err["train_rows"] == 8 + err["new_rows"]
+            assert err["new_rows"] == err["targeted_tasks"] > 0
+            assert all(s["request_overlap"] == 0 for s in err["leakage_audit"].values())
+            assert _train(smoke_study, "C_err_s0", data / "err" / "train.jsonl.gz")["stability"] == "passed"
+        run_py("-m", "scripts.val_replay", "--profile", "smoke", "--name", name, "--adapter", str(runs / name),
+               "--data", str(data), "--out", str(replay))
+    run_py("-m", "scripts.err_compare", "--data", str(data), "--runs", str(replay), "--names", "C_err_s0",
+           "--failure-map", str(data / "err" / "failure_map.json"), "--out", str(learn / "err_clusters.json"))
+    clusters = read_json(learn / "err_clusters.json")
+    decisions = read_json(replay / "C_s0" / "generation.json")["decisions"]
+    overall = clusters["overall"]
+    assert sum(h["decisions"] for h in overall["C_s0"].values()) == decisions
+    assert overall["C_err_s0"]["map"]["decisions"] == overall["C_s0"]["map"]["decisions"] > 0
+    assert set(clusters["targets"]) <= set(clusters["by_coordinate"]["C_err_s0"])
