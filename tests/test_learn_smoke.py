@@ -3,6 +3,8 @@ expert labelling, training on the aggregate) and the error-driven round (validat
 map, targeted data, training, the before/after comparison)."""
 from __future__ import annotations
 
+import shutil
+
 from subproc import run_py
 
 from ccl.artifacts.jsonio import read_json, read_jsonl
@@ -16,7 +18,10 @@ def _train(study, run: str, train_file) -> dict:
     return read_json(runs / run / "summary.json")
 
 
-def test_one_dagger_iteration_and_the_error_round_end_to_end(smoke_study):
+def test_one_dagger_iteration_and_the_error_round_end_to_end(smoke_study, tmp_path):
+    study = tmp_path / "study"  # a copy: the shared smoke study stays as the other tests expect it
+    shutil.copytree(smoke_study, study, symlinks=True)
+    smoke_study = study
     data, runs = smoke_study / "data" / "v1", smoke_study / "runs"
     learn = smoke_study / "results" / "learn"
     it = data / "dagger" / "iter1"
@@ -53,3 +58,11 @@ def test_one_dagger_iteration_and_the_error_round_end_to_end(smoke_study):
     assert sum(h["decisions"] for h in overall["C_s0"].values()) == decisions
     assert overall["C_err_s0"]["map"]["decisions"] == overall["C_s0"]["map"]["decisions"] > 0
     assert set(clusters["targets"]) <= set(clusters["by_coordinate"]["C_err_s0"])
+
+    # the learning arms reach the report: their data tables are built from these artifacts
+    run_py("-m", "scripts.build_report", "--root", str(smoke_study), "--out", str(smoke_study / "results"))
+    md = (smoke_study / "results" / "report.md").read_text()
+    assert "## 8. Learning from the student's own episodes (exploratory)" in md
+    for name in ("dagger", "err_round", "err_clusters", "expert_coverage"):
+        assert f"<!-- BEGIN:{name} -->" in md
+    assert f"| 1 | 0.5 | 4 | {stats['episodes_ruler2_success']}/4 | {stats['states']} |" in md

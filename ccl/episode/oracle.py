@@ -13,7 +13,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..records import CallOutcome, GoldNode, Status
+from ..records import CallOutcome, GoldNode, Status, Task
 from ..world.tasks import resolve
 from .runtime import Action, Episode, format_action
 
@@ -38,6 +38,36 @@ class OracleState:
     nodes: dict[str, NodeState] = field(default_factory=dict)  # gold node id -> state
     results: dict[str, Any] = field(default_factory=dict)  # gold node id -> its observed result
     pending: list[str] = field(default_factory=list)  # ids of last turn's calls, in call order
+
+
+def gold_call(ep: Episode, n: GoldNode, results: dict[str, Any]) -> dict:
+    """Gold node ``n`` as a call in the episode's surface names, references resolved from ``results``
+    (gold node id -> its observed result)."""
+    args = {}
+    for k, g in n["args"].items():
+        if "refs" in g:
+            v = [resolve(r, results) for r in g["refs"]]
+        elif "ref" in g:
+            v = resolve(g["ref"], results)
+        else:
+            v = g.get("say", g["value"])
+        args[k] = v
+    return {"tool": ep.catalogue.surface(n["tool"]),
+            "args": ep.catalogue.args_to_surface(n["tool"], args)}
+
+
+def final_action(task: Task, status: Status, results: dict[str, Any]) -> Action:
+    """The final answer: the task's answer template filled from ``results`` when ``status`` is the expected
+    one, else an honest statement that the request could not be completed. A state where the template's
+    results were never observed (reachable only off the oracle's own path) gets the statement too."""
+    ans = task["answer"]
+    if status == task["expected_status"]:
+        try:
+            values = {k: _fmt(resolve(path, results)) for k, path in ans["refs"].items()}
+            return Action(final=ans["template"].format(**values), status=status)
+        except (KeyError, IndexError, StopIteration, TypeError, ValueError):
+            pass
+    return Action(final=f"I could not complete the request (status: {status}).", status=status)
 
 
 def _fmt(value: Any) -> str:
@@ -65,14 +95,14 @@ class OraclePolicy:
         nodes = ep.task["gold"]["nodes"]
         outcome = self._absorb(ep, st)
         if outcome is not None:
-            return self._final(ep, st, outcome)
+            return final_action(ep.task, outcome, st.results)
         if any(n["forbidden"] for n in nodes):
-            return self._final(ep, st, Status.REFUSED)
+            return final_action(ep.task, Status.REFUSED, st.results)
         ready = [n for n in nodes if self._ready(n, st.nodes)]
         if not ready:
-            return self._final(ep, st, Status.DONE)
+            return final_action(ep.task, Status.DONE, st.results)
         st.pending = [n["id"] for n in ready]
-        return Action(calls=[self._call(ep, n, st.results) for n in ready])
+        return Action(calls=[gold_call(ep, n, st.results) for n in ready])
 
     @staticmethod
     def _absorb(ep: Episode, st: OracleState) -> Status | None:
@@ -102,27 +132,3 @@ class OraclePolicy:
         if n["fallback_for"] and nodes.get(n["fallback_for"]) != NodeState.DOWN:
             return False
         return all(nodes.get(d) == NodeState.DONE for d in n["deps"])
-
-    @staticmethod
-    def _call(ep: Episode, n: GoldNode, results: dict[str, Any]) -> dict:
-        args = {}
-        for k, g in n["args"].items():
-            if "refs" in g:
-                v = [resolve(r, results) for r in g["refs"]]
-            elif "ref" in g:
-                v = resolve(g["ref"], results)
-            else:
-                v = g.get("say", g["value"])
-            args[k] = v
-        return {"tool": ep.catalogue.surface(n["tool"]),
-                "args": ep.catalogue.args_to_surface(n["tool"], args)}
-
-    @staticmethod
-    def _final(ep: Episode, st: OracleState, status: Status) -> Action:
-        ans = ep.task["answer"]
-        if status == ep.task["expected_status"]:
-            values = {k: _fmt(resolve(path, st.results)) for k, path in ans["refs"].items()}
-            text = ans["template"].format(**values)
-        else:  # the world surprised the gold graph; say so honestly
-            text = f"I could not complete the request (status: {status})."
-        return Action(final=text, status=status)

@@ -33,12 +33,12 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..episode.oracle import final_action, gold_call
 from ..episode.runtime import Action, Episode, format_action
 from ..judge.assignment import assign, is_attempt
 from ..judge.ruler2 import judge
 from ..records import CallOutcome, DecisionKind, EndReason, GoldNode, Status, Task
 from ..replay.decisions import kind_of
-from ..world.tasks import resolve
 from ..world.tools import TOOLS
 
 # Outcomes of a gold node's own call that end the task, and the honest status then.
@@ -132,50 +132,18 @@ def _ready(task: Task, p: Progress) -> list[GoldNode]:
     return [n for n in live if n["id"] in ready]
 
 
-def _call(ep: Episode, n: GoldNode, results: dict[str, Any]) -> dict:
-    args = {}
-    for k, g in n["args"].items():
-        if "refs" in g:
-            args[k] = [resolve(r, results) for r in g["refs"]]
-        elif "ref" in g:
-            args[k] = resolve(g["ref"], results)
-        else:
-            args[k] = g.get("say", g["value"])
-    return {"tool": ep.catalogue.surface(n["tool"]), "args": ep.catalogue.args_to_surface(n["tool"], args)}
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, list):
-        return ", ".join(_fmt(v) for v in value)
-    if isinstance(value, float) and value == int(value):
-        return str(int(value))
-    return str(value)
-
-
-def _final(task: Task, status: Status, results: dict[str, Any]) -> Action:
-    """The oracle's answer: its template when the status is the expected one, else a plain statement."""
-    ans = task["answer"]
-    if status == task["expected_status"]:
-        try:
-            values = {k: _fmt(resolve(path, results)) for k, path in ans["refs"].items()}
-            return Action(final=ans["template"].format(**values), status=status)
-        except (KeyError, IndexError, StopIteration, TypeError, ValueError):
-            pass  # a result the template needs was never observed: say only what is known
-    return Action(final=f"I could not complete the request (status: {status}).", status=status)
-
-
 def next_action(task: Task, ep: Episode) -> Action:
     """The expert's next action from the episode's current state."""
     p = progress(task, ep)
     if p.status is not None:
-        return _final(task, p.status, p.done)
+        return final_action(task, p.status, p.done)
     if any(n["forbidden"] for n in task["gold"]["nodes"]):
-        return _final(task, Status.REFUSED, p.done)
+        return final_action(task, Status.REFUSED, p.done)
     ready = _ready(task, p)
     if ready:
-        return Action(calls=[_call(ep, n, p.done) for n in ready])
+        return Action(calls=[gold_call(ep, n, p.done) for n in ready])
     missing = [n for n in _live(task) if n["required"] and not _met(n["id"], task, p)]
-    return _final(task, Status.FAILED if missing else Status.DONE, p.done)
+    return final_action(task, Status.FAILED if missing else Status.DONE, p.done)
 
 
 def follow(task: Task, ep: Episode) -> Episode:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..stats.binomial import wilson
 from ..vocabulary import LEARNED, RULER2, C
-from .artifacts import DAGGER, ERR_CLUSTERS, ERR_STATS, EXPERT_COVERAGE, SUMMARY, Artifacts, Missing
+from .artifacts import DAGGER, ERR_CLUSTERS, ERR_STATS, EXPERT_COVERAGE, REPLAY_SUMMARY, SUMMARY, Artifacts, Missing
 from .tables import Table, all_tables, composition, missing_table, summary_table
 
 
@@ -89,13 +90,38 @@ def clusters_table(art: Artifacts) -> Table:
                        "capacity limit rather than a missing convention."))
 
 
+def replay_kind_table(art: Artifacts) -> Table:
+    """Replay pass by decision kind for C and the learning arms, with Wilson intervals."""
+    title = "Decision-point replay by decision kind: C and the learning arms (pass %, 95% Wilson interval, n)"
+    r = art.get(REPLAY_SUMMARY)
+    if isinstance(r, Missing):
+        return missing_table("learned_replay_kind", title, r)
+    block = r["replay_by_kind"]
+    rows_by = {row["config"]: row for row in block["rows"]}
+    configs = [c for c in (C, *LEARNED) if c in rows_by]
+    kinds = [k for k in block["columns"] if k != "config"]
+
+    def cell(v: dict | None) -> str:
+        if not v or not v["n"]:
+            return "—"
+        k = round(v["mean"] * v["n"] / 100)
+        lo, hi = wilson(k, v["n"])
+        return f"{v['mean']:.1f} [{100 * lo:.1f}, {100 * hi:.1f}] n={v['n']}"
+    rows = [[kind, *[cell(rows_by[c].get(kind)) for c in configs]] for kind in kinds]
+    return Table("learned_replay_kind", title, ["decision kind", *configs], rows, [REPLAY_SUMMARY],
+                 note=("Main splits pooled; one seed of each configuration replayed. Wilson intervals treat decisions "
+                       "as independent, which they are not within a task, so they are narrower than the task-"
+                       "clustered intervals of the replay tables in section 7."))
+
+
 def learning_tables(art: Artifacts) -> list[Table]:
     summary = art.get(SUMMARY)
     learned = (summary_table(art, "learned", "Learning arms against C and A_base (exploratory)")
                if isinstance(summary, Missing) or "learned" in summary else
                missing_table("learned", "Learning arms against C and A_base (exploratory)",
                              Missing(SUMMARY, "analyze", "rerun: it predates the learning arms' table")))
-    return [learned, coverage_table(art), dagger_table(art), err_table(art), clusters_table(art)]
+    return [learned, replay_kind_table(art), coverage_table(art), dagger_table(art), err_table(art),
+            clusters_table(art)]
 
 
 def every_table(art: Artifacts) -> dict[str, Table]:
