@@ -125,3 +125,27 @@ def test_an_iteration_with_a_scripted_student_is_byte_stable():
     assert s["states_off_expert_path"] > 0  # the student's wrong first calls left the oracle's path
     assert [v["task_id"] for v in a.visits] == sorted((v["task_id"] for v in a.visits),
                                                        key=[t["id"] for t in tasks].index)
+
+
+class WrongFirstContinuous(WrongFirst):
+    """The same student through the continuous-decoder protocol the torch and OpenVINO backends offer."""
+
+    def decoder(self, slots: int) -> list:
+        return []
+
+    def submit(self, dec: list, ep: Episode, memory) -> None:
+        dec.append((ep, memory))
+
+    def advance(self, dec: list) -> list:
+        ep, memory = dec.pop(0)  # one turn ends per step, oldest first
+        return [(ep, memory, self.act(ep, memory))]
+
+
+def test_both_rollout_schedules_give_the_same_labels_and_rows():
+    names = ("ch_contact_email", "sel_weather", "par_weather", "rec_weather_down")
+    tasks = [{**generate_task(name, 0), "dataset": "train_pool"} for name in names]
+    cfg = DaggerConfig(tasks_per_iteration=4, task_offset=0, betas=(0.5,), batch_size=3)
+    lockstep = run_iteration(tasks, WrongFirst(), cfg, 1)
+    continuous = run_iteration(tasks, WrongFirstContinuous(), cfg, 1)
+    assert continuous.visits == lockstep.visits and continuous.rows == lockstep.rows
+    assert continuous.transcripts == lockstep.transcripts

@@ -2,6 +2,8 @@
 map, the allocation of targeted tasks (with contrastive pairs), the leakage gate and the comparison."""
 import json
 
+import pytest
+
 from ccl.learn.errors import (
     HELDOUT,
     MAP,
@@ -58,12 +60,26 @@ def test_allocation_follows_failures_and_adds_the_confused_tools_templates():
     fmap = {"first_call|get_order": {"decisions": 10, "passed": 4, "failures": {"wrong_tool": 6},
                                      "confused_with": {"get_weather": 6}},
             "stop|final:done": {"decisions": 10, "passed": 9, "failures": {"wrong_answer": 1}, "confused_with": {}}}
-    plan = allocate(fmap, ErrorRoundConfig(tasks=12, min_failures=2))
+    plan, unreachable = allocate(fmap, ErrorRoundConfig(tasks=12, min_failures=2))
+    assert unreachable == []
     assert sum(plan.values()) == 12  # one target (the stop has a single failure): all 12 tasks go to it
     same = {n for n, cs in coords.items() if "first_call|get_order" in cs}
     pairs = {n for n, cs in coords.items() if n not in same and "first_call|get_weather" in cs}
     assert same and pairs and set(plan) <= same | pairs
-    assert sum(plan[n] for n in same) == sum(plan[n] for n in pairs) == 6  # the contrastive pair, half each
+    assert sum(plan.get(n, 0) for n in same) == sum(plan.get(n, 0) for n in pairs) == 6  # the contrastive pair, half each
+    # a target no training template visits gets nothing and is named; a share of one still reaches both groups
+    fmap["first_call|find_product"] = {"decisions": 3, "passed": 0, "failures": {"wrong_args": 3}, "confused_with": {}}
+    plan, unreachable = allocate(fmap, ErrorRoundConfig(tasks=1, min_failures=2))
+    assert unreachable == ["first_call|find_product"]
+    assert sum(plan.get(n, 0) for n in same) == sum(plan.get(n, 0) for n in pairs) == 1
+    with pytest.raises(ValueError, match="at least 1"):
+        allocate(fmap, ErrorRoundConfig(min_failures=0))
+
+
+def test_a_template_whose_requests_are_all_blocked_stops_instead_of_looping():
+    every = {generate_task("term_smalltalk", seed, "train")["request"] for seed in range(900_000, 900_200)}
+    with pytest.raises(ValueError, match="cannot be targeted"):
+        targeted_tasks({"term_smalltalk": 1}, every)
 
 
 def test_targeted_tasks_are_fresh_gated_and_solved_by_the_oracle():

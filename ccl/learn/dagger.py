@@ -14,9 +14,11 @@ the expert's label is supervised where it stands; at a turn where the student di
 row ends with the expert's label in place of the student's text, and the next row goes on from the
 student's real turn, which stays as history the model reads but is not trained to write (``"train":
 false``, honoured by ``ccl.train.packing``). Every labelled state is supervised exactly once. States
-from which even the expert can no longer reach ruler-2 success are not labelled unless
-``keep_unrecoverable`` is set: their label (stop honestly) is right, but the episode cannot end well
-whatever is written there, and the default keeps the training signal to states that can.
+from which even the expert can no longer reach ruler-2 success keep their label in the visit records
+but are not supervised unless ``keep_unrecoverable`` is set: the label (stop honestly) is right, but the
+episode cannot end well whatever is written there, and the default keeps the training signal to states
+that can. A row whose only target lies past the trainer's ``max_length`` is dropped by packing; the
+statistics count rows as written.
 """
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ class DaggerConfig:
     """params.yaml ``dagger``: one entry of ``betas`` per iteration (dvc.yaml's ``dagger_iterations``)."""
 
     tasks_per_iteration: int = 64  # training-pool tasks each iteration rolls out
-    task_offset: int = 128  # the first of them: past the tasks C's oracle episodes came from
+    task_offset: int = 128  # the first of them: past the tasks C's episodes may come from (distill.n; checked)
     betas: tuple[float, ...] = (0.5, 0.25)  # per iteration: the chance a turn executes the expert's action
     keep_unrecoverable: bool = False  # label states from which ruler-2 success is out of reach
     batch_size: int = 32

@@ -10,10 +10,11 @@
    wrong-tool failure also records the tool called instead: a confusion between two tools.
 3. **Targeted tasks.** Coordinates with at least ``min_failures`` failures on the map half get new
    training tasks in proportion to their failures, from the training templates whose oracle episodes
-   visit that coordinate; a confusion adds as many tasks from templates where the confused tool is the
-   right one (the contrastive pair). Tasks are generated afresh (seeds no pool uses), and gated like the
-   pools: a task whose request occurs in an evaluation split or the validation pool is dropped, and no
-   held-out tool may appear. Slot values are drawn as the templates draw them; only templates are
+   visit that coordinate (a target no training template visits gets none, and is listed); where C confused
+   two tools, half of the share goes to templates where the confused tool is the right one (the
+   contrastive pair). Tasks are generated afresh (seeds no pool uses), and gated like the pools: a task
+   whose request occurs in any evaluation split or the validation pool is skipped, and a held-out tool
+   stops the stage. Slot values are drawn as the templates draw them; only templates are
    weighted.
 4. **The training set.** The oracle's episodes on the targeted tasks, beside a replay slice of C's own
    rows (all of them by default) so that what C does well is still rehearsed.
@@ -28,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..data.datasets import max_jaccard
+from ..data.datasets import MAX_CONSECUTIVE_DROPS, max_jaccard
 from ..data.sft import sft_row
 from ..episode.oracle import OraclePolicy
 from ..episode.runtime import Episode, run_episode
@@ -127,40 +128,55 @@ def template_coordinates() -> dict[str, set[str]]:
     return out
 
 
-def allocate(fmap: dict[str, dict], cfg: ErrorRoundConfig) -> dict[str, int]:
-    """Targeted tasks per template: each target coordinate's share of ``cfg.tasks`` (by its failures),
-    split over the templates that visit it, and as many again over the templates where a confused
-    tool is right."""
+def allocate(fmap: dict[str, dict], cfg: ErrorRoundConfig) -> tuple[dict[str, int], list[str]]:
+    """Targeted tasks per template, and the targets no training template visits (which get none).
+
+    Each target coordinate gets a share of ``cfg.tasks`` in proportion to its failures (at least one
+    task per template group). The share goes to the training templates whose oracle episodes visit the
+    coordinate; when C confused it with other tools, half of it goes instead to templates where such a
+    tool is the right one at the same kind of decision (the contrastive pair)."""
+    if cfg.min_failures < 1:
+        raise ValueError(f"err.min_failures must be at least 1, got {cfg.min_failures}")
     coords = template_coordinates()
     targets = {c: sum(v["failures"].values()) for c, v in fmap.items() if sum(v["failures"].values()) >= cfg.min_failures}
     total = sum(targets.values())
     plan: Counter = Counter()
+    unreachable = []
     for c, fails in sorted(targets.items()):
-        share = max(1, round(cfg.tasks * fails / total))
         kind = c.split("|", 1)[0]
         same = [n for n, cs in coords.items() if c in cs]
+        if not same:
+            unreachable.append(c)
+            continue
         confused = fmap[c]["confused_with"]
         pairs = [n for n, cs in coords.items() if n not in same
                  and any(x.startswith(f"{kind}|") and x.split("|", 1)[1] in confused for x in cs)]
-        groups = [same] + ([pairs] if pairs and same else [])
-        for group in groups:
-            for i in range(share // len(groups)):
+        groups = [same, pairs] if pairs else [same]
+        share = max(len(groups), round(cfg.tasks * fails / total))
+        for g, group in enumerate(groups):
+            n = share // len(groups) + (g < share % len(groups))  # the first group takes an odd task
+            for i in range(n):
                 plan[group[i % len(group)]] += 1
-    return dict(sorted(plan.items()))
+    return dict(sorted(plan.items())), unreachable
 
 
 def targeted_tasks(plan: dict[str, int], blocked_requests: set[str]) -> tuple[list[Task], int]:
     """Fresh training tasks per template (seeds from ``SEED_BASE``), gated: a request in ``blocked_requests``
-    (evaluation splits, validation pool) is skipped for the next seed. Returns the tasks and the skips."""
+    (evaluation splits, validation pool) is skipped for the next seed, and a template that draws only
+    blocked requests ``MAX_CONSECUTIVE_DROPS`` times in a row stops the stage. Returns the tasks and the skips."""
     tasks, skipped = [], 0
     for name, n in plan.items():
-        seed = SEED_BASE
+        seed, drops = SEED_BASE, 0
         while sum(t["template"] == name for t in tasks) < n:
             task = generate_task(name, seed, "train")
             seed += 1
             if task["request"] in blocked_requests:
-                skipped += 1
+                skipped, drops = skipped + 1, drops + 1
+                if drops >= MAX_CONSECUTIVE_DROPS:
+                    raise ValueError(f"template {name}: {drops} fresh seeds in a row gave requests of an evaluation "
+                                     f"split or the validation pool; it cannot be targeted")
                 continue
+            drops = 0
             tasks.append({**task, "dataset": "err_round"})
     leaked = sorted({t for task in tasks for t in task["catalogue"]} & set(HELD_OUT_TOOLS))
     if leaked:

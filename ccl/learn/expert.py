@@ -8,11 +8,12 @@ gold node, and each node's calls say where the task stands:
 - a node is *done* when one of its calls returned ``ok`` (that call's result fills later references);
 - *down* when one of its calls met ``service_unavailable`` (its declared fallback takes over);
 - *to retry* when its calls only timed out;
-- a call of a node that met ``not_found``, or any call the user declined, ends the task (failed,
-  blocked), as does a refused call when the role forbids what the task asks (refused).
+- any other outcome of a node's own call ends the task, as it ends the oracle's (``not_found`` and the
+  rest: failed; declined: blocked; refused: refused), and so does any call the user declined (blocked).
+  A primary that is down stands answered by its fallback's result, so references to it resolve.
 
-The next action is then the oracle's rule on that state: every gold call whose prerequisites hold
-(a dependency is met by its node or by that node's fallback), a parallel group always issued whole
+The next action is then the oracle's rule on that state: every gold call whose prerequisites hold, a
+parallel group always issued whole
 in one turn (ruler 2 asks for a turn that holds every member, so a member the learner called alone is
 called again beside the others), a retry after a timeout, the fallback after an outage, and the final
 answer with the honest status when nothing is left: the oracle's answer template when the status is
@@ -44,6 +45,8 @@ from ..world.tools import TOOLS
 # Outcomes of a gold node's own call that end the task, and the honest status then.
 _NODE_TERMINAL = {CallOutcome.NOT_FOUND: Status.FAILED, CallOutcome.APPROVAL_DENIED: Status.BLOCKED,
                   CallOutcome.DENIED_RETRY: Status.BLOCKED, CallOutcome.PERMISSION_DENIED: Status.REFUSED}
+# Outcomes of a gold node's call that leave the task going: a retry after a timeout, the fallback after an outage.
+_CONTINUE = (CallOutcome.OK, CallOutcome.TIMEOUT, CallOutcome.SERVICE_UNAVAILABLE)
 # Outcomes that end the task whichever call met them: the user declined the tool (a later call of it
 # would be a declined retry).
 _ANY_TERMINAL = {CallOutcome.APPROVAL_DENIED: Status.BLOCKED, CallOutcome.DENIED_RETRY: Status.BLOCKED}
@@ -84,9 +87,13 @@ def progress(task: Task, ep: Episode) -> Progress:
             continue
         if CallOutcome.SERVICE_UNAVAILABLE in outcomes:
             out.down.add(state.id)
-        ends = [_NODE_TERMINAL[o] for o in outcomes if o in _NODE_TERMINAL]
+        # as the oracle: an outcome that is neither a retry (timeout) nor an outage ends the task
+        ends = [_NODE_TERMINAL.get(o, Status.FAILED) for o in outcomes if o not in _CONTINUE]
         if ends and out.status is None:
             out.status = ends[0]
+    for n in _live(task):  # a primary that is down stands answered by its fallback's result (ruler 2's stand-in)
+        if n["fallback_for"] in out.down and n["id"] in out.done:
+            out.done.setdefault(n["fallback_for"], out.done[n["id"]])
     for c in calls:
         if c["outcome"] in _ANY_TERMINAL and out.status is None and is_attempt(c):
             out.status = _ANY_TERMINAL[c["outcome"]]
@@ -108,8 +115,8 @@ def _live(task: Task) -> list[GoldNode]:
 
 
 def _met(node_id: str, task: Task, p: Progress) -> bool:
-    """A prerequisite is met by its node's result or by the result of that node's declared fallback."""
-    return node_id in p.done or any(n["fallback_for"] == node_id and n["id"] in p.done for n in _live(task))
+    """A prerequisite is met by its node's result (a primary that is down: its fallback's, see ``progress``)."""
+    return node_id in p.done
 
 
 def _ready(task: Task, p: Progress) -> list[GoldNode]:

@@ -62,8 +62,9 @@ def err_table(art: Artifacts) -> Table:
              str(s["skipped_for_overlap"]), str(s["replay_slice"]), str(s["train_rows"]), str(overlap)]]
     return Table("err_round", title, cols, rows, [ERR_STATS],
                  note=("Targets: coordinates (decision kind x gold tool) with enough failed decisions of C on the map "
-                       "half of the validation replay set; tasks from the training templates that visit them, and "
-                       "as many from templates where a confused tool is right (contrastive pairs), seeds no pool uses."))
+                       "half of the validation replay set; tasks from the training templates that visit them, half "
+                       "of a target's share from templates where a tool C confused it with is right (contrastive "
+                       "pairs); seeds no pool uses; overlap counted against every evaluation split."))
 
 
 def clusters_table(art: Artifacts) -> Table:

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..artifacts.inputs import read_rows, split_rows
 from ..artifacts.jsonio import write_json, write_jsonl
 from ..artifacts.manifest import write_manifest
-from ..config import stage_config
+from ..config import ConfigError, stage_config
 from ..learn.errors import (
     HELDOUT,
     MAP,
@@ -26,7 +26,6 @@ from ..learn.errors import (
     oracle_rows,
     targeted_tasks,
 )
-from ..vocabulary import MAIN_SPLITS
 from .val_replay import VAL_POOL
 
 FILES = ("failure_map.json", "tasks.jsonl", "rows.jsonl.gz", "train.jsonl.gz", "stats.json")
@@ -42,22 +41,30 @@ def run(params: dict, profile: str | None, data: Path, actions: Path, base: Path
     cfg, profile = stage_config(params, "err", ErrorRoundConfig, profile)
     rows = graded(data, actions)
     maps = {half: failure_map(rows, half) for half in (MAP, HELDOUT)}
-    plan = allocate(maps[MAP], cfg)
-    evaluation = {s: split_rows(data / "tasks", s) for s in MAIN_SPLITS}
-    blocked = {t["request"] for s in evaluation.values() for t in s} | {t["request"] for t in split_rows(data / "tasks", VAL_POOL)}
-    tasks, skipped = targeted_tasks(plan, blocked)
+    try:
+        plan, unreachable = allocate(maps[MAP], cfg)
+        if not plan:
+            raise ValueError(f"no coordinate of the map half has {cfg.min_failures} or more failed decisions "
+                             f"reachable by a training template: nothing to target")
+        evaluation = {p.stem: split_rows(data / "tasks", p.stem) for p in sorted((data / "tasks").glob("eval_*.jsonl"))}
+        blocked = {t["request"] for s in evaluation.values() for t in s}
+        blocked |= {t["request"] for t in split_rows(data / "tasks", VAL_POOL)}
+        tasks, skipped = targeted_tasks(plan, blocked)
+    except ValueError as e:
+        raise ConfigError(f"err_data: {e}") from None
     new = oracle_rows(tasks)
     kept = read_rows(base, "build_sft")[: cfg.replay_slice]
     write_json(out / "failure_map.json", {"map_half": maps[MAP], "heldout_half": maps[HELDOUT],
                                           "targets": sorted(c for c, v in maps[MAP].items()
                                                             if sum(v["failures"].values()) >= cfg.min_failures),
-                                          "templates": plan})
+                                          "templates": plan, "unreachable_targets": unreachable})
     write_jsonl(out / "tasks.jsonl", tasks)
     write_jsonl(out / "rows.jsonl.gz", new)
     write_jsonl(out / "train.jsonl.gz", kept + new)
     stats = {"profile": profile, "map_decisions": sum(v["decisions"] for v in maps[MAP].values()),
              "map_passed": sum(v["passed"] for v in maps[MAP].values()),
              "targeted_tasks": len(tasks), "skipped_for_overlap": skipped, "templates": plan,
+             "unreachable_targets": unreachable,
              "replay_slice": len(kept), "new_rows": len(new), "train_rows": len(kept) + len(new),
              "leakage_audit": audit(tasks, evaluation)}
     write_json(out / "stats.json", stats)
