@@ -51,6 +51,7 @@ class ErrorRoundConfig:
     tasks: int = 64  # targeted training tasks
     replay_slice: int = 128  # C's rows kept beside them (its first rows, in file order)
     min_failures: int = 2  # failed decisions on the map half that make a coordinate a target
+    max_val_tasks: int = 0  # the validation replay set's tasks: the first this many of the pool (0: all)
     batch_size: int = 32
     max_new_tokens: int = 128
 

@@ -32,9 +32,11 @@ FILES = ("failure_map.json", "tasks.jsonl", "rows.jsonl.gz", "train.jsonl.gz", "
 
 
 def graded(data: Path, actions: Path) -> list[dict]:
-    """A val_replay run's answers, graded (ruler 2 for final answers)."""
-    tasks = split_rows(data / "tasks", VAL_POOL)
-    return grade_all({t["id"]: t for t in tasks}, golden(tasks), read_rows(actions, "val_replay"))
+    """A val_replay run's answers, graded (ruler 2 for final answers); the tasks are the ones it answered."""
+    answers = read_rows(actions, "val_replay")
+    asked = {a["task_id"] for a in answers}
+    tasks = [t for t in split_rows(data / "tasks", VAL_POOL) if t["id"] in asked]
+    return grade_all({t["id"]: t for t in tasks}, golden(tasks), answers)
 
 
 def run(params: dict, profile: str | None, data: Path, actions: Path, base: Path, out: Path) -> dict:
