@@ -40,7 +40,7 @@ from ..records import DecisionKind, ReplayVerdict
 from ..replay.metrics import summarise
 from ..stats import cluster_correlation, cluster_paired_difference, cluster_rate, holm, spearman_permutation
 from ..stats.rank import EXACT_MAX, N_PAIRINGS
-from ..vocabulary import COMPARISONS, ORACLE
+from ..vocabulary import COMPARISONS, LEARNED, ORACLE
 from .intervals import _cell, _pct
 from .runs import POOLED, VERDICTS, AlignmentError, AnalyzeConfig, cell_seed, config_order, group_runs
 
@@ -356,8 +356,8 @@ def replay_vs_episode(configs: Mapping[str, ReplayConfig], episodes: Mapping[str
             points.append({"config": name, "split": split, "replay_pass": _pct(c.num.sum() / c.den.sum()),
                            "episode_strict": _pct(ep[:, 0].mean()), "episode_writeup": _pct(ep[:, 1].mean()),
                            "tasks": len(c.tasks), "decisions": int(c.den.sum())})
-            if name == ORACLE:
-                continue
+            if name == ORACLE or name in LEARNED:  # the study's rule reads its own configurations; the
+                continue  # learning arms (exploratory, issue 40) are plotted, never counted
             if den is not None and (c.tasks != tasks or not np.array_equal(c.den, den)):
                 raise AlignmentError(f"replay of {name} covers other decisions on {split} than {names[0]}")
             tasks, den = c.tasks, c.den
@@ -369,7 +369,8 @@ def replay_vs_episode(configs: Mapping[str, ReplayConfig], episodes: Mapping[str
                      **_correlation(split, x_num, den, y_num, y_w, cfg)})
     return {"columns": ["split", "n_configs", "pearson", "low", "high", "spearman", "spearman_p", "pearson_writeup",
                         "predicts"], "rows": rows, "points": points,
-            "note": ("Across configurations (the oracle left out: it made the golden set), Pearson r between a "
+            "note": ("Across configurations (the oracle left out: it made the golden set; the exploratory learning "
+                     "arms too), Pearson r between a "
                      "configuration's replay pass rate and its strict episode success on the same tasks (over the "
                      f"same runs), with a {100 * (1 - cfg.alpha):.0f}% task-cluster bootstrap interval "
                      f"({cfg.n_resamples} resamples: one draw of tasks for every configuration and both measures; "

@@ -138,8 +138,10 @@ def learning_facts(art: Artifacts) -> dict[str, Any]:
     cov = art.get(EXPERT_COVERAGE)
     return {
         "arms": [a for a in LEARNED if a in vs_c],
-        "vs_c": {a: {"a": r["a_success"], "c": r["b_success"], "diff": r["diff"], "low": r["low"], "high": r["high"],
-                     "p_holm": r["p_holm"], "n": r["n"]} for a, r in vs_c.items()},
+        "vs_c": {a: {"a": round(r["a_success"], 1), "c": round(r["b_success"], 1), "diff": round(r["diff"], 1),
+                     "low": round(r["low"], 1), "high": round(r["high"], 1), "p_holm": round(r["p_holm"], 3),
+                     "n": r["n"], "seeds_a": r["seeds_a"], "seeds_c": r["seeds_b"]} for a, r in vs_c.items()},
+        "significant_vs_c": sum(r["significant"] for r in vs_c.values()),
         "coverage": None if isinstance(cov, Missing) else cov["all"],
         "iterations": len(art.dagger),
     }
