@@ -46,8 +46,8 @@ def dagger_table(art: Artifacts) -> Table:
                  note=("Each iteration rolls the previous iteration's policy (C for the first) out on fresh training-"
                        "pool tasks; at every turn the expert labels the state, and with probability beta its action is "
                        "executed instead. Training rows keep the student's own turns as history (not trained on) and "
-                       "supervise each labelled state once; unrecoverable states are not labelled. Training rows: C's "
-                       "rows plus every iteration's so far."))
+                       "supervise each labelled state once; unrecoverable states are labelled but not supervised. "
+                       "Training rows: C's rows plus every iteration's so far."))
 
 
 def err_table(art: Artifacts) -> Table:
