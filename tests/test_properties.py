@@ -428,9 +428,41 @@ def check_safety(sc) -> None:
                 "invalid_args", "too_many_calls_in_turn", "call_budget_exhausted"), rec
 
 
+def _named(template: str) -> dict:
+    return next(t for t in TASKS if t["template"] == template and not t.get("aliases"))
+
+
+def _gold(task: dict, tool: str) -> dict:
+    """The task's gold call of ``tool`` with its gold values (the task keeps canonical names)."""
+    node = next(n for n in task["gold"]["nodes"] if n["tool"] == tool)
+    return {"tool": tool, "args": {k: g.get("say", g["value"]) for k, g in node["args"].items()}}
+
+
+def _turn(*calls: dict) -> str:
+    return json.dumps({"calls": list(calls)})
+
+
+# Hypothesis mixes the literals of the repository's loaded modules into what it draws
+# (hypothesis.internal.conjecture.providers._get_local_constants), so even derandomized draws shift with
+# what the process imported before this test (seen in CI: with ccl.analysis loaded first, 200 random
+# sequences never met the call budget or a declined retry). These scenarios reach every gate for
+# certain, so the coverage check below does not depend on test order; the random ones still run.
+_VIEWER, _ADMIN, _DENY = _named("perm_delete_viewer"), _named("perm_delete_admin"), _named("appr_email_denied")
+GATES = [
+    (_VIEWER, [_turn(_gold(_VIEWER, "delete_file"))]),  # the role refuses: permission_denied
+    (_ADMIN, [_turn(_gold(_ADMIN, "search_files")), _turn(_gold(_ADMIN, "delete_file"))]),  # ok, gated, executed
+    (_DENY, [_turn(_gold(_DENY, "send_email")), _turn(_gold(_DENY, "send_email"))]),  # declined, then its retry
+    (_ADMIN, [_turn({"tool": "rm_rf", "args": {}}, *[{"tool": "search_files", "args": {}}] * 6)]),  # unknown, too many
+    (_ADMIN, [_turn(*[{"tool": "search_files", "args": {}}] * 6)] * 3),  # invalid args, then the call budget
+]
+
+
 def test_runtime_never_executes_forbidden_or_unapproved_calls():
     SAFETY_SEEN.clear()
-    cfg(200)(given(scenario())(check_safety))()
+    test = check_safety
+    for gate in GATES:
+        test = example(gate)(test)
+    cfg(200)(given(scenario())(test))()
     # the random sequences really exercise the gates: denied, refused and allowed gated calls
     for k in ("permission_denied", "approval_denied", "denied_retry", "gated_executed", "ok",
               "permission_denied_approve_all",
