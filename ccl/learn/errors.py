@@ -35,10 +35,11 @@ from ..episode.oracle import OraclePolicy
 from ..episode.runtime import Episode, run_episode
 from ..judge.ruler2 import judge
 from ..records import ReplayVerdict, Task
-from ..replay.decisions import decisions, replay_prefix
-from ..replay.grading import grade
+from ..replay.decisions import decisions
+from ..replay.grading import grade_rows
 from ..world.tasks import TEMPLATES, generate_task
 from ..world.tools import HELD_OUT_TOOLS
+from .reward import ruler2_success
 
 MAP, HELDOUT = "map", "heldout"
 SEED_BASE = 900_000  # targeted tasks' seeds: above every pool's (train 0.., validation 500000..)
@@ -84,21 +85,11 @@ def coordinate(task: Task, decision: dict) -> str:
     return f"{decision['kind']}|{tools[decision['ready'][0]]}"
 
 
-def ruler2_success(task: Task, record: dict) -> bool:
-    return judge(task, record)["success"]
-
-
 def grade_all(tasks: dict[str, Task], gold: list[dict], answers: list[dict]) -> list[dict]:
-    """Each answer graded at its decision (a final answer judged by ruler 2)."""
-    rows = []
-    for d, a in zip(gold, answers, strict=True):
-        if (a["task_id"], a["index"]) != (d["task_id"], d["index"]):
-            raise ValueError(f"answer for {a['task_id']} #{a['index']} stands where {d['task_id']} #{d['index']} is")
-        task = tasks[d["task_id"]]
-        g = grade(task, d, replay_prefix(task, d)[0], a["text"], success=ruler2_success)
-        rows.append({k: d[k] for k in ("task_id", "template", "family", "index", "kind", "status", "half",
-                                        "coordinate")} | {"text": a["text"], **g})
-    return rows
+    """Each answer graded at its decision by the replay grader (a final answer judged by ruler 2), with the
+    decision's half and coordinate."""
+    rows = grade_rows(tasks, gold, answers, success=ruler2_success)
+    return [{**r, "half": d["half"], "coordinate": d["coordinate"]} for r, d in zip(rows, gold)]
 
 
 def failure_map(graded: Iterable[dict], half: str) -> dict[str, dict]:

@@ -58,7 +58,9 @@ _LIMIT_ENDS = (EndReason.TURN_LIMIT, EndReason.CALL_LIMIT, EndReason.PARSE_ERROR
 class Progress:
     """Where an episode stands with its task's gold graph (non-forbidden nodes, by id)."""
 
-    done: dict[str, Any] = field(default_factory=dict)  # node -> result of its first call that returned ok
+    # node -> result of its first call that returned ok (a primary that is down: its fallback's), so a
+    # prerequisite is met exactly when its id is a key
+    done: dict[str, Any] = field(default_factory=dict)
     down: set[str] = field(default_factory=set)  # nodes whose call met service_unavailable
     cocalled: set[str] = field(default_factory=set)  # parallel groups with a turn holding every member
     status: Status | None = None  # a status the observations force (the task has ended), else None
@@ -114,11 +116,6 @@ def _live(task: Task) -> list[GoldNode]:
     return [n for n in task["gold"]["nodes"] if not n["forbidden"]]
 
 
-def _met(node_id: str, task: Task, p: Progress) -> bool:
-    """A prerequisite is met by its node's result (a primary that is down: its fallback's, see ``progress``)."""
-    return node_id in p.done
-
-
 def _ready(task: Task, p: Progress) -> list[GoldNode]:
     """The gold calls to issue now, in gold order: the oracle's readiness rule, plus every parallel group
     no turn has held whole yet (ruler 2 asks for one turn holding every member, so a member the learner
@@ -126,31 +123,35 @@ def _ready(task: Task, p: Progress) -> list[GoldNode]:
     live = _live(task)
     ready = {n["id"] for n in live if n["id"] not in p.done and n["id"] not in p.down
              and (not n["fallback_for"] or n["fallback_for"] in p.down)
-             and all(_met(d, task, p) for d in n["deps"])}
+             and all(d in p.done for d in n["deps"])}
     members: dict[str, list[GoldNode]] = {}
     for n in live:
         if n["group"] and n["group"] not in p.cocalled:
             members.setdefault(n["group"], []).append(n)
     for group in members.values():
-        startable = all(_met(d, task, p) for n in group for d in n["deps"])
+        startable = all(d in p.done for n in group for d in n["deps"])
         repeats_effect = any(TOOLS[n["tool"]].side_effect and n["id"] in p.done for n in group)
         if startable and not repeats_effect and any(n["id"] not in p.down for n in group):
             ready |= {n["id"] for n in group if n["id"] not in p.down}
     return [n for n in live if n["id"] in ready]
 
 
-def next_action(task: Task, ep: Episode) -> Action:
-    """The expert's next action from the episode's current state."""
-    p = progress(task, ep)
+def _decide(task: Task, ep: Episode, p: Progress) -> tuple[Action, list[GoldNode]]:
+    """The next action from progress ``p``, and the gold nodes it calls (none for a final answer)."""
     if p.status is not None:
-        return final_action(task, p.status, p.done)
+        return final_action(task, p.status, p.done), []
     if any(n["forbidden"] for n in task["gold"]["nodes"]):
-        return final_action(task, Status.REFUSED, p.done)
+        return final_action(task, Status.REFUSED, p.done), []
     ready = _ready(task, p)
     if ready:
-        return Action(calls=[gold_call(ep, n, p.done) for n in ready])
-    missing = [n for n in _live(task) if n["required"] and not _met(n["id"], task, p)]
-    return final_action(task, Status.FAILED if missing else Status.DONE, p.done)
+        return Action(calls=[gold_call(ep, n, p.done) for n in ready]), ready
+    missing = [n for n in _live(task) if n["required"] and n["id"] not in p.done]
+    return final_action(task, Status.FAILED if missing else Status.DONE, p.done), []
+
+
+def next_action(task: Task, ep: Episode) -> Action:
+    """The expert's next action from the episode's current state."""
+    return _decide(task, ep, progress(task, ep))[0]
 
 
 def follow(task: Task, ep: Episode) -> Episode:
@@ -165,9 +166,7 @@ def label(task: Task, ep: Episode) -> Label:
     """The expert's next turn from ``ep``'s state, its decision kind, and whether following it succeeds."""
     if ep.done:
         raise ValueError(f"{task['id']}: the episode has ended; there is no next turn to label")
-    action = next_action(task, ep)
-    ready_ids = {n["id"] for n in _ready(task, progress(task, ep))} if action.calls else set()
-    ready = [n for n in _live(task) if n["id"] in ready_ids]
+    action, ready = _decide(task, ep, progress(task, ep))
     end = follow(task, ep)
     verdict = judge(task, end.record())
     reasons = tuple(verdict["reasons"])

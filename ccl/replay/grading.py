@@ -101,15 +101,17 @@ def _verdict(task: Task, decision: dict, ep: Episode, action: dict | None, calls
     return V.WRONG_ARGS
 
 
-def grade_rows(tasks: dict[str, Task], golden: list[dict], answers: list[dict]) -> list[dict]:
-    """One graded row per decision: its strata, the action's text and verdict (``answers`` in golden order)."""
+def grade_rows(tasks: dict[str, Task], golden: list[dict], answers: list[dict],
+               success: Success = ruler1_success) -> list[dict]:
+    """One graded row per decision: its strata, the action's text and verdict (``answers`` in golden order);
+    ``success`` judges a final answer at the gold final decision (see :func:`grade`)."""
     nodes = {t: {n["id"]: n["tool"] for n in task["gold"]["nodes"]} for t, task in tasks.items()}
     rows = []
     for d, a in zip(golden, answers, strict=True):
         if (a["task_id"], a["index"]) != (d["task_id"], d["index"]):
             raise ValueError(f"answer for {a['task_id']} #{a['index']} stands where {d['task_id']} #{d['index']} is")
         task = tasks[d["task_id"]]
-        g = grade(task, d, replay_prefix(task, d)[0], a["text"])
+        g = grade(task, d, replay_prefix(task, d)[0], a["text"], success)
         rows.append({**{k: d[k] for k in ("task_id", "dataset", "template", "family", "depth", "index", "turn",
                                           "kind", "status")},
                      "ready_tools": [nodes[d["task_id"]][i] for i in d["ready"]], "text": a["text"], **g})

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..artifacts.inputs import read_rows, split_rows
 from ..artifacts.jsonio import write_json, write_jsonl
 from ..artifacts.manifest import write_manifest
-from ..config import ConfigError, ModelsConfig, load_params, stage_config, stage_with_models
+from ..config import ConfigError, ModelsConfig, load_params, stage_config
 from ..data.teacher import DistillConfig
 from ..learn.dagger import DaggerConfig, run_iteration
 from ..models.registry import ModelStore
@@ -41,8 +41,10 @@ class Plan:
 
 
 def plan(params: Path, profile: str | None, iteration: int, data: Path) -> Plan:
-    cfg, models, profile = stage_with_models(params, "dagger", DaggerConfig, profile)
-    offered, _ = stage_config(load_params(params), "distill", DistillConfig, profile)
+    values = load_params(params)
+    cfg, profile = stage_config(values, "dagger", DaggerConfig, profile, where=str(params))
+    models, _ = stage_config(values, "models", ModelsConfig, profile, where=str(params))
+    offered, _ = stage_config(values, "distill", DistillConfig, profile, where=str(params))
     if cfg.task_offset < offered.n:  # C's tasks are drawn from the first distill.n tasks of the pool
         raise ConfigError(f"{params}: dagger.task_offset {cfg.task_offset} is inside the {offered.n} training tasks C's "
                           f"data may come from (distill.n); DAgger's tasks must be fresh: set it to {offered.n} or more")
