@@ -2,14 +2,17 @@
 
     python -m scripts.train B_s0                 # profile from params.yaml
     python -m scripts.train C_s0 --profile smoke --data DIR --runs DIR
-    python -m scripts.train C_dagger_s0 --train-file data/v1/dagger/iter2/train.jsonl.gz   # a learning arm
+    python -m scripts.train C_err_s0 --train-file data/v1/err/train.jsonl.gz    # a learning arm
+    python -m scripts.train C_dagger_s0 --train-file data/v1/dagger/iter2/train.jsonl.gz --dagger-iteration 2
 
 A run is a training set and a seed (``B_s0``: variant B, seed 0); a learning arm's run
 (``C_dagger_s0``, ``C_err_s0``) names its training file, which its data stage wrote. The recipe is params.yaml
 ``train`` (the write-up's defaults, rescaled per profile), the same for every run; the
 student is params ``models``. Writes runs/<run>/ (adapter, config, step log, summary,
 manifest) and a line in logs/stability.jsonl. Rerunning an interrupted run resumes from
-runs/<run>/checkpoint.pt. Exit status 3: the run broke the stability rule and was moved to
+runs/<run>/checkpoint.pt. A DAgger iteration's run (``--dagger-iteration k``) trains the k-th of the
+profile's K segments of the schedule, continuing from iteration k-1's runs/<run>/continuation.pt, and
+leaves its own for the next. Exit status 3: the run broke the stability rule and was moved to
 archive/.
 """
 from __future__ import annotations
@@ -22,6 +25,7 @@ from tqdm import tqdm
 
 from ccl.artifacts.boundary import run_stage
 from ccl.stages import train
+from ccl.train.run import Segment
 from ccl.train.torch_trainer import CUBLAS_CONFIG, CUBLAS_DETERMINISTIC
 from ccl.vocabulary import LEARNED, RUNS
 
@@ -38,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
                                 f"({', '.join(LEARNED)}, with --train-file)")
     ap.add_argument("--train-file", type=Path, default=None,
                     help="the training rows (default: the run's variant in --data/variants); a learning arm needs it")
+    ap.add_argument("--dagger-iteration", type=int, default=None,
+                    help="train this DAgger iteration's segment of the shared schedule (params dagger_iterations)")
     ap.add_argument("--runs", type=Path, default=TRAIN_RUNS)
     ap.add_argument("--archive", type=Path, default=ARCHIVE)
     ap.add_argument("--stability-log", type=Path, default=STABILITY_LOG)
@@ -49,8 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     plan = train.plan(args.params, args.profile, args.run)
     r, recipe = plan.run, plan.recipe
+    segment = (train.dagger_segment(args.params, args.run, args.dagger_iteration, args.runs)
+               if args.dagger_iteration is not None else Segment())
+    part = "" if segment.count == 1 else f" (segment {segment.index} of {segment.count}: steps {segment.steps(recipe.steps)})"
     print(f"train {r.name}: variant {r.variant}, seed {r.seed}, profile {plan.profile}, {plan.models.student} on "
-          f"{plan.models.student_backend}; {recipe.steps} steps x {recipe.episodes_per_step} episodes, lr {recipe.lr}")
+          f"{plan.models.student_backend}; {recipe.steps} steps x {recipe.episodes_per_step} episodes, lr {recipe.lr}{part}")
     with tqdm(total=recipe.steps, unit="step") as bar:
         def progress(_: str, done: int, total: int) -> None:
             bar.n = done
@@ -58,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 
         summary = train.run(plan, model_store(), args.data, train.Outputs(args.runs, args.archive, args.stability_log,
                                                                  args.baseline or args.runs / VAL_BASELINE.name),
-                            args.device, args.model_path, progress, args.train_file)
+                            args.device, args.model_path, progress, args.train_file, segment)
     print(f"train {r.name}: val loss {summary['val_loss']:.4f} on {summary['val_episodes']} oracle validation "
           f"episodes; {summary['train_minutes']:.1f} min; adapter {summary['adapter_sha256'][:12]}")
     return 0

@@ -13,10 +13,10 @@ from ccl.data.sft import sft_row
 from ccl.episode import chat
 from ccl.episode.oracle import OraclePolicy
 from ccl.episode.rollout import rollout
-from ccl.train.errors import CheckpointError, Diverged
+from ccl.train.errors import CheckpointError, Diverged, TrainingError
 from ccl.train.packing import pack_episode, per_turn_examples, pieces
 from ccl.train.recipe import StabilityRule, TrainRecipe, adapted_layers, batch_order, learning_rate
-from ccl.train.run import train_run, trainer_module
+from ccl.train.run import Segment, train_run, trainer_module
 from ccl.train.stability import StabilityMonitor
 from ccl.train.torch_trainer import load_for_training, token_losses
 from ccl.vocabulary import Run
@@ -215,11 +215,11 @@ def test_stability_rule_hand_worked():
 
 # ------------------------------------------------------------------ full runs on the tiny model
 def run(tiny_model, data_dir, tmp_path, recipe=TINY, progress=lambda *a: None, backend="torch", baseline=None,
-        seed=0):
-    return train_run(Run("C", seed), recipe, "tiny", tiny_model, backend,
-                     data_dir / "variants" / "C.jsonl", data_dir / "sft" / "oracle_val.jsonl",
+        seed=0, name=Run("C", 0), train_file=None, segment=Segment()):
+    return train_run(Run(name.variant, seed), recipe, "tiny", tiny_model, backend,
+                     train_file or data_dir / "variants" / "C.jsonl", data_dir / "sft" / "oracle_val.jsonl",
                      tmp_path / "runs", tmp_path / "archive", tmp_path / "logs" / "stability.jsonl",
-                     "cpu", progress, baseline)
+                     "cpu", progress, baseline, segment)
 
 
 def test_runs_read_the_shared_validation_baseline_only_when_it_is_theirs(tiny_model, data_dir, tmp_path):
@@ -291,6 +291,47 @@ def test_resume_refuses_corrupt_or_foreign_checkpoints(tiny_model, data_dir, tmp
     other = TrainRecipe(**{**TINY.__dict__, "lr": 5e-3})
     with pytest.raises(CheckpointError, match="differs in recipe"):
         run(tiny_model, data_dir, tmp_path, recipe=other)
+
+
+def test_segments_of_one_schedule_over_unchanged_data_train_the_one_piece_run(tiny_model, data_dir, tmp_path):
+    """DAgger's iterations share one schedule: segment 1 of 2 trains steps 0-2 (TINY has 6) and leaves its
+    state; segment 2 continues it to step 6. Over the same rows that is the one-piece run, bit for bit."""
+    whole = run(tiny_model, data_dir, tmp_path / "a")
+    first = run(tiny_model, data_dir, tmp_path / "b", name=Run("C_dagger_i1", 0), segment=Segment(1, 2))
+    i1 = tmp_path / "b" / "runs" / "C_dagger_i1_s0"
+    assert (first["steps"], first["segment"]) == (3, "1/2") and (i1 / "continuation.pt").exists()
+    assert [r["step"] for r in read_jsonl(i1 / "train_log.jsonl")] == [0, 1, 2]
+    second = run(tiny_model, data_dir, tmp_path / "b", name=Run("C_dagger", 0), segment=Segment(2, 2, i1))
+    assert second["adapter_sha256"] == whole["adapter_sha256"] and second["val_loss"] == whole["val_loss"]
+    assert (second["steps"], second["val_loss_before"]) == (6, whole["val_loss_before"])
+    log_whole = list(read_jsonl(tmp_path / "a" / "runs" / "C_s0" / "train_log.jsonl"))
+    log_second = list(read_jsonl(tmp_path / "b" / "runs" / "C_dagger_s0" / "train_log.jsonl"))
+    assert [(r["step"], r["loss"], r["lr"]) for r in log_second] == [(r["step"], r["loss"], r["lr"]) for r in log_whole]
+    assert read_json(tmp_path / "b" / "runs" / "C_dagger_s0" / "config.json")["segment"] == [2, 2]
+    assert "segment" not in read_json(tmp_path / "a" / "runs" / "C_s0" / "config.json")  # one-piece runs unchanged
+
+
+def test_a_later_segment_on_new_rows_continues_the_schedule_and_refuses_a_foreign_start(tiny_model, data_dir,
+                                                                                          tmp_path):
+    more = tmp_path / "more.jsonl"
+    write_jsonl(more, list(read_jsonl(data_dir / "variants" / "C.jsonl")) + oracle_rows(["sel_fx"], range(3)))
+    run(tiny_model, data_dir, tmp_path, name=Run("C_dagger_i1", 0), segment=Segment(1, 2))
+    i1 = tmp_path / "runs" / "C_dagger_i1_s0"
+    for wrong, match in ((dict(seed=1), "differs from this one in seed"),
+                         (dict(recipe=TrainRecipe(**{**TINY.__dict__, "lr": 5e-3})), "differs from this one in recipe"),
+                         (dict(segment=Segment(2, 3, i1)), r"segment \[1, 2\] \(expected \[1, 3\]\)"),
+                         (dict(segment=Segment(2, 2, tmp_path / "runs" / "nothing")), "no finished run")):
+        kw = {"name": Run("C_dagger", 0), "train_file": more, "segment": Segment(2, 2, i1), **wrong}
+        with pytest.raises(TrainingError, match=match):
+            run(tiny_model, data_dir, tmp_path / "x", **kw)
+    done = run(tiny_model, data_dir, tmp_path, name=Run("C_dagger", 0), train_file=more, segment=Segment(2, 2, i1))
+    log = list(read_jsonl(tmp_path / "runs" / "C_dagger_s0" / "train_log.jsonl"))
+    assert [r["step"] for r in log] == list(range(6)) and done["episodes"] == 15
+    assert [r["lr"] for r in log] == [learning_rate(k, TINY) for k in range(6)]  # one schedule across segments
+    with pytest.raises(TrainingError, match="first continues none"):
+        Segment(1, 2, i1)
+    with pytest.raises(TrainingError, match="1 <= index <= count"):
+        Segment(3, 2, i1)
 
 
 def test_a_run_that_breaks_the_rule_is_archived(tiny_model, data_dir, tmp_path):

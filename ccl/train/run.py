@@ -7,6 +7,13 @@ trainable parameters, adapter SHA-256, stability verdict) and ``manifest.json``.
 running, ``checkpoint.pt`` holds adapter, optimizer, step, RNG and monitor state,
 written atomically every ``checkpoint_every`` steps; a rerun resumes from it.
 A run that breaks the stability rule moves to ``archive/<name>/`` with its reason.
+
+A run may be one segment of a schedule that several runs share (:class:`Segment`; DAgger's
+iterations): segment k of K trains steps [round(S(k-1)/K), round(Sk/K)) of the recipe's S steps,
+with the learning rate those steps have in the whole schedule, starting from the state the
+previous segment's run left in its ``continuation.pt`` (adapter, optimizer moments, RNG, stability
+monitor, step log and seconds so far). Its batches are the same steps of the whole schedule's batch
+order over its own training rows, so segments over unchanged rows train exactly the one-piece run.
 """
 from __future__ import annotations
 
@@ -38,6 +45,32 @@ def trainer_module(backend: str):
     raise TrainingError(f"unknown training backend {backend!r}; valid: torch, mlx (params models.student_backend)")
 
 
+CONTINUATION = "continuation"  # file stem of the state a segment leaves for the next one
+
+
+@dataclasses.dataclass(frozen=True)
+class Segment:
+    """Which part of the recipe's schedule a run trains; the default is the whole of it."""
+
+    index: int = 1  # 1-based
+    count: int = 1
+    previous: Path | None = None  # run folder of segment index - 1 (required exactly when index > 1)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.index <= self.count:
+            raise TrainingError(f"segment {self.index} of {self.count}: expected 1 <= index <= count")
+        if (self.index > 1) != (self.previous is not None):
+            raise TrainingError(f"segment {self.index} of {self.count}: a later segment continues the previous "
+                                f"segment's run and the first continues none (previous: {self.previous})")
+
+    def steps(self, total: int) -> range:
+        return range(round(total * (self.index - 1) / self.count), round(total * self.index / self.count))
+
+    @property
+    def last(self) -> bool:
+        return self.index == self.count
+
+
 @dataclasses.dataclass(frozen=True)
 class RunPaths:
     root: Path
@@ -54,6 +87,10 @@ class RunPaths:
     @property
     def log(self) -> Path:
         return self.root / "train_log.jsonl"
+
+    @property
+    def continuation(self) -> Path:
+        return self.root / (CONTINUATION + Path(self.checkpoint_name).suffix)
 
 
 def variant_rows(path: Path) -> list[dict]:
@@ -137,16 +174,15 @@ def validation_baseline(recipe: TrainRecipe, model_name: str, model_folder: Path
 def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path, backend: str,
               train_file: Path, val_file: Path, runs_dir: Path, archive_dir: Path, stability_log: Path,
               device: str | None = None, progress: Callable[[str, int, int], None] = lambda *a: None,
-              baseline: dict | None = None) -> dict:
-    """``baseline``: a :func:`validation_baseline` record; used when its key matches this run's."""
-    T = trainer_module(backend)
-    device = resolve_device(backend, device)
+              baseline: dict | None = None, segment: Segment = Segment()) -> dict:
+    """``baseline``: a :func:`validation_baseline` record; used when its key matches this run's.
+    ``segment``: the part of the schedule this run trains (default: all of it)."""
+    T, device = trainer_module(backend), resolve_device(backend, device)
     paths = RunPaths(runs_dir / run.name, T.CHECKPOINT)
     paths.root.mkdir(parents=True, exist_ok=True)
     rows = variant_rows(train_file)
-    fingerprint = {"run": run.name, "variant": run.variant, "seed": run.seed, "recipe": dataclasses.asdict(recipe),
-                   "base_model": model_name, "base_weights": _weights_id(model_folder),
-                   "train_sha256": sha256_file(train_file)}
+    fingerprint = _fingerprint(run, recipe, model_name, model_folder, train_file, segment)
+    steps = segment.steps(recipe.steps)
     tm = T.load_for_training(model_folder, recipe, run.seed, device)
     packed = [tm.pack(r["messages"], recipe.max_length) for r in rows]
     usable = [i for i, p in enumerate(packed) if p.turns]
@@ -160,10 +196,10 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
     if baseline and not _same_key(baseline, baseline_key(recipe, model_name, model_folder, backend, device, val_file)):
         baseline = None  # computed for another model, validation set or device
     start, train_seconds, val_before, val_before_from = _resume(T, tm, opt, paths, fingerprint, monitor, recipe, val,
-                                                                baseline or None)
-    atomic_write_bytes(paths.log, "".join(dumps(r) + "\n" for r in read_log(paths.log, start)).encode())
+                                                                baseline or None, segment)
+    _start_log(paths, start, segment.previous if start == steps.start else None)
     with open(paths.log, "a", encoding="utf-8") as logf:
-        for step in range(start, recipe.steps):
+        for step in range(start, steps.stop):
             lr = learning_rate(step, recipe)
             out = T.train_step(tm, opt, [packed[usable[i]] for i in order[step]], recipe, lr)
             train_seconds += out["seconds"]
@@ -176,7 +212,7 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
             broken = monitor.update(step, out["loss"], out["grad_norm"])
             if broken:
                 return _archive(run, paths, archive_dir, stability_log, step, broken)
-            if (step + 1) % recipe.checkpoint_every == 0 or step + 1 == recipe.steps:
+            if (step + 1) % recipe.checkpoint_every == 0 or step + 1 == steps.stop:
                 T.save_checkpoint(paths.checkpoint, step + 1, tm, opt,
                                   {"fingerprint": fingerprint, "train_seconds": train_seconds,
                                    "monitor": monitor.state(), "val_loss_before": val_before,
@@ -185,15 +221,34 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
     T.save_adapter(tm, paths.adapter)
     summary = {
         "run": run.name, "variant": run.variant, "seed": run.seed, "backend": backend, "device": device,
-        "base_model": model_name, "steps": recipe.steps, "episodes": len(rows), "episodes_used": len(usable),
+        "base_model": model_name, "steps": steps.stop, "episodes": len(rows), "episodes_used": len(usable),
         "train_minutes": round(train_seconds / 60, 2), "peak_mem_gb": peak_memory_gb(),
-        "final_train_loss": read_log(paths.log, recipe.steps)[-1]["loss"],
+        "final_train_loss": read_log(paths.log, steps.stop)[-1]["loss"],
         "val_loss": round(val_loss, 6), "val_loss_before": round(val_before, 6), "val_episodes": len(val),
         "val_loss_before_from": val_before_from, "trainable_params": T.count_trainable(tm),
         "adapter_sha256": sha256_file(paths.adapter / T.ADAPTER_FILE), "stability": "passed",
     }
-    _publish(run, paths, fingerprint, device, summary, stability_log, monitor, recipe)
+    summary |= {"segment": f"{segment.index}/{segment.count}"} if segment.count > 1 else {}
+    _publish(run, paths, fingerprint, device, summary, stability_log, monitor, steps.stop, segment.count > 1)
     return summary
+
+
+def _fingerprint(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path, train_file: Path,
+                 segment: Segment) -> dict:
+    """Everything that determined the run; a checkpoint must carry the same (config.json keeps it)."""
+    fingerprint = {"run": run.name, "variant": run.variant, "seed": run.seed, "recipe": dataclasses.asdict(recipe),
+                   "base_model": model_name, "base_weights": _weights_id(model_folder),
+                   "train_sha256": sha256_file(train_file)}
+    if segment.count > 1:  # a one-piece run's fingerprint (and config.json) stays as it always was
+        fingerprint["segment"] = [segment.index, segment.count]
+    return fingerprint
+
+
+def _start_log(paths: RunPaths, start: int, previous: Path | None) -> None:
+    """The step log up to ``start``: this run's own lines (a resumed run), or, for a segment starting
+    where the previous one ended, that run's lines, so the log covers the whole schedule."""
+    source = previous / paths.log.name if previous is not None else paths.log
+    atomic_write_bytes(paths.log, "".join(dumps(r) + "\n" for r in read_log(source, start)).encode())
 
 
 def _same_key(baseline: dict, key: dict) -> bool:
@@ -201,11 +256,19 @@ def _same_key(baseline: dict, key: dict) -> bool:
 
 
 def _resume(T: Any, tm: Any, opt: Any, paths: RunPaths, fingerprint: dict, monitor: StabilityMonitor,
-            recipe: TrainRecipe, val: list, baseline: dict | None) -> tuple[int, float, float, str]:
+            recipe: TrainRecipe, val: list, baseline: dict | None,
+            segment: Segment) -> tuple[int, float, float, str]:
     """Where training starts (step, seconds so far) and the untrained model's validation loss with its
-    source: a checkpoint's, the val_baseline stage's (``baseline``, when its key matches), or computed."""
+    source: a checkpoint's (this run's own, else the previous segment's continuation), the val_baseline
+    stage's (``baseline``, when its key matches), or computed."""
     if paths.checkpoint.exists():
         state = T.load_checkpoint(paths.checkpoint, tm, opt, fingerprint)
+    elif segment.previous is not None:
+        state = _continue(T, tm, opt, RunPaths(segment.previous, paths.checkpoint_name), fingerprint, segment,
+                          recipe)
+    else:
+        state = None
+    if state is not None:
         monitor.load(state["monitor"])
         return (state["step"], state["train_seconds"], state["val_loss_before"],
                 state.get("val_loss_before_from", "computed"))
@@ -215,14 +278,44 @@ def _resume(T: Any, tm: Any, opt: Any, paths: RunPaths, fingerprint: dict, monit
     return 0, 0.0, round(T.mean_loss(tm, val, recipe.batch_size, lambda n: None), 6), "computed"
 
 
+# What a segment must share with the one it continues: everything that defines the schedule and the model.
+SHARED_BY_SEGMENTS = ("seed", "recipe", "base_model", "base_weights")
+
+
+def _continue(T: Any, tm: Any, opt: Any, previous: RunPaths, fingerprint: dict, segment: Segment,
+              recipe: TrainRecipe) -> dict:
+    """Load the state the previous segment's run left, after checking that it is that run's (its
+    config.json) and that the run trained the segment before this one of the same schedule."""
+    config = previous.root / "config.json"
+    if not previous.continuation.exists() or not config.exists():
+        raise TrainingError(f"{previous.root}: no finished run with a {previous.continuation.name} to continue "
+                            f"(segment {segment.index} of {segment.count} starts where segment {segment.index - 1} "
+                            f"ended); train that run first")
+    theirs = {k: v for k, v in json.loads(config.read_text(encoding="utf-8")).items() if k != "device"}
+    wrong = [k for k in SHARED_BY_SEGMENTS if theirs.get(k) != fingerprint[k]]
+    if theirs.get("segment") != [segment.index - 1, segment.count]:
+        wrong.append(f"segment {theirs.get('segment')} (expected {[segment.index - 1, segment.count]})")
+    if wrong:
+        raise TrainingError(f"{config}: the run to continue differs from this one in {', '.join(wrong)}")
+    state = T.load_checkpoint(previous.continuation, tm, opt, theirs)
+    if state["step"] != segment.steps(recipe.steps).start:
+        raise TrainingError(f"{previous.continuation}: ends at step {state['step']}, but segment {segment.index} "
+                            f"of {segment.count} starts at step {segment.steps(recipe.steps).start}")
+    return state
+
+
 def _publish(run: Run, paths: RunPaths, fingerprint: dict, device: str, summary: dict, stability_log: Path,
-             monitor: StabilityMonitor, recipe: TrainRecipe) -> None:
-    """A finished run's config, summary, stability record and manifest (the checkpoint removed)."""
+             monitor: StabilityMonitor, steps: int, continuable: bool) -> None:
+    """A finished run's config, summary, stability record and manifest; the last checkpoint is removed,
+    or kept as the continuation a later segment starts from."""
     write_json(paths.root / "config.json", {**fingerprint, "device": device})
     write_json(paths.root / "summary.json", summary)
-    update_stability_log(stability_log, {"run": run.name, "status": "passed", "steps": recipe.steps,
+    update_stability_log(stability_log, {"run": run.name, "status": "passed", "steps": steps,
                                          "final_ema_loss": monitor.ema, "min_ema_loss": monitor.min_ema})
-    paths.checkpoint.unlink(missing_ok=True)
+    if continuable:
+        paths.checkpoint.replace(paths.continuation)
+    else:
+        paths.checkpoint.unlink(missing_ok=True)
     # Dotfiles (the .gitignore DVC keeps here) are not artifacts; verify.py skips them too.
     files = [p for p in paths.root.rglob("*")
              if p.is_file() and p.name != "manifest.json" and not p.name.startswith(".")]

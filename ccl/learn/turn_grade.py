@@ -1,0 +1,75 @@
+"""The grade of one assistant turn taken from any state (issue 41): the dense reward's per-turn signal
+and the test that makes a student's action a DPO pair's rejected side.
+
+Decision-point replay grades an action only at the oracle's own decision points. A learner's episode
+leaves that path after its first mistake, and from there only the expert (``ccl.learn.expert``) can
+say what a turn was worth, by following it: the expert's *distance to go* from a state is the number
+of turns it takes to end the episode from there, and the state is *recoverable* when that ending is a
+ruler-2 success. A turn passes when
+
+- it ends the episode and ruler 2 passes the episode, or
+- the state after it is recoverable and strictly closer to the end than the state before it.
+
+The second clause is what keeps the grade from paying for nothing: a turn that leaves a recoverable
+state no closer to done (a harmless repeat, a read the task never needed, one member of a parallel
+group called alone) fails, so a policy cannot collect passing turns by stalling until the budget runs
+out. The expert's own turn always passes from a recoverable state (the world is deterministic, so
+following it takes one turn off the distance), and so does any other turn that buys the same progress
+(for example independent calls in another order).
+
+From a state that is already unrecoverable nothing written can end well; there, a turn passes only
+when it is the expert's own action (stop with the honest status), so the signal keeps teaching the
+honest stop rather than going silent.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+from ..episode.runtime import Episode, format_action, parse_action
+from ..judge.ruler2 import judge
+from ..records import Task
+from .expert import follow, next_action
+
+
+@dataclass(frozen=True)
+class ToGo:
+    """What following the expert from a state achieves."""
+
+    turns: int  # assistant turns the expert takes to end the episode
+    success: bool  # the ending passes ruler 2
+
+
+@dataclass(frozen=True)
+class TurnGrade:
+    passed: bool
+    why: str  # succeeded | progress | no_progress | lost | ended_failed | expert_stop | not_expert_stop
+    to_go_before: int
+    to_go_after: int  # 0 when the turn ended the episode
+
+
+def to_go(task: Task, ep: Episode) -> ToGo:
+    """Follow the expert from ``ep``'s state (a copy) and count its turns."""
+    end = follow(task, ep)
+    return ToGo(turns=len(end.turns) - len(ep.turns), success=judge(task, end.record())["success"])
+
+
+def grade_turn(task: Task, ep: Episode, text: str) -> TurnGrade:
+    """Grade ``text`` as the next assistant turn of ``ep`` (which is left untouched)."""
+    if ep.done:
+        raise ValueError(f"{task['id']}: the episode has ended; there is no next turn to grade")
+    before = to_go(task, ep)
+    if not before.success:
+        action, _, _ = parse_action(text)
+        ok = action is not None and format_action(action) == format_action(next_action(task, ep))
+        return TurnGrade(ok, "expert_stop" if ok else "not_expert_stop", before.turns, before.turns)
+    sim = copy.deepcopy(ep)
+    sim.step(text)
+    if sim.done:
+        ok = judge(task, sim.record())["success"]
+        return TurnGrade(ok, "succeeded" if ok else "ended_failed", before.turns, 0)
+    after = to_go(task, sim)
+    if not after.success:
+        return TurnGrade(False, "lost", before.turns, after.turns)
+    ok = after.turns < before.turns
+    return TurnGrade(ok, "progress" if ok else "no_progress", before.turns, after.turns)
