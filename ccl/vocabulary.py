@@ -45,12 +45,13 @@ MAIN_VARIANTS = (B, C, DMIX, DSEQ)
 ABLATIONS = (C_MATCHED, C_25, C_50, C_FULL)
 SEEDS = (0, 1, 2)  # the write-up trains each arm with three seeds, each ablation with seed 0
 
-# The learning arms (issue 40): C's recipe on data the student's own episodes produced. C_dagger is
-# the last DAgger iteration (ccl.learn.dagger); its earlier iterations train runs of their own,
-# ``C_dagger_i<k>``, which roll out the next iteration and are not evaluated. C_err is the
-# error-driven round (ccl.learn.errors).
-LEARNED = ("C_dagger", "C_err")
-C_DAGGER, C_ERR = LEARNED
+# The learning arms (issues 40 and 41): trained on what the student's own episodes produced. C_dagger
+# is the last DAgger iteration (ccl.learn.dagger); its earlier iterations train runs of their own,
+# ``C_dagger_i<k>`` (the first parts of one shared schedule), which roll out the next iteration and are
+# not evaluated. C_err is the error-driven round (ccl.learn.errors), C_dpo DPO on C's own mistakes
+# starting from C (ccl.learn.dpo).
+LEARNED = ("C_dagger", "C_err", "C_dpo")
+C_DAGGER, C_ERR, C_DPO = LEARNED
 DAGGER_ITERATION = re.compile(r"^C_dagger_i[1-9]\d*$")
 
 # Configurations evaluated without training (the evaluate stage's --name).
@@ -149,9 +150,10 @@ def _comparisons() -> tuple[tuple[str, str], ...]:
 
 
 COMPARISONS = _comparisons()
-# The learning arms' exploratory comparisons (issue 40), a family of their own (Holm within it), so the
+# The learning arms' exploratory comparisons (issues 40, 41), a family of their own (Holm within it), so the
 # write-up's family and its published p-values never change when a learning arm is evaluated.
-LEARNED_COMPARISONS = ((C_DAGGER, C), (C_ERR, C), (C_DAGGER, STUDENT_BASE), (C_ERR, STUDENT_BASE))
+LEARNED_COMPARISONS = ((C_DAGGER, C), (C_ERR, C), (C_DPO, C), (C_DAGGER, STUDENT_BASE), (C_ERR, STUDENT_BASE),
+                       (C_DPO, STUDENT_BASE))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,10 @@ def test_rows_keep_the_students_mistake_as_history_and_label_each_state_once():
     assert [v["executed_by"] for v in visits] == ["student"] * len(visits)
     assert not visits[0]["agrees"] and all(v["agrees"] for v in visits[1:])
     assert all(v["recoverable"] for v in visits)
+    # the wrong first call is harmless (ruler 2 tolerates a read it did not need) but buys nothing: its
+    # grade fails; every later turn is the expert's and passes
+    assert [(v["student_passes"], v["student_grade"]) for v in visits] == \
+        [(False, "no_progress")] + [(True, "progress")] * (len(visits) - 2) + [(True, "succeeded")]
     rows = episode_rows(task, ep.messages, visits, keep_unrecoverable=False, iteration=1)
     # row 1: the prompt and the expert's first call (the student's wrong call is not in it);
     # row 2: the student's wrong call as history, then every later turn where it stands

@@ -1,6 +1,7 @@
-"""Issue 40 on the smoke profile, end to end with the real student: one DAgger iteration (rollout with the
-expert labelling, training on the aggregate) and the error-driven round (validation replay set, failure
-map, targeted data, training, the before/after comparison)."""
+"""Issues 40 and 41 on the smoke profile, end to end with the real student: one DAgger iteration (rollout
+with the expert labelling, training on the aggregate), DPO on the pairs that iteration's states give, and
+the error-driven round (validation replay set, failure map, targeted data, training, the before/after
+comparison)."""
 from __future__ import annotations
 
 import shutil
@@ -38,8 +39,20 @@ def test_one_dagger_iteration_and_the_error_round_end_to_end(smoke_study, tmp_pa
     summary = _train(smoke_study, "C_dagger_s0", it / "train.jsonl.gz")
     assert summary["episodes"] == stats["train_rows"] and summary["stability"] == "passed"
 
+    # DPO (issue 41): pairs where C's own turn fails its grade, then TRL's DPO from C's adapter
+    run_py("-m", "scripts.dpo_pairs", "--data", str(data), "--source", str(it), "--out", str(data / "dpo"))
+    pstats = read_json(data / "dpo" / "stats.json")
+    assert pstats["states"] == len(visits) and pstats["student_fails"] == len(visits) - stats["student_passes"]
+    assert 0 < pstats["pairs"] <= pstats["student_fails"]
+    run_py("-m", "scripts.dpo_train", "C_dpo_s0", "--profile", "smoke", "--data", str(data), "--init",
+           str(runs / "C_s0"), "--runs", str(runs))
+    dpo = read_json(runs / "C_dpo_s0" / "summary.json")
+    assert dpo["steps"] == 2 and dpo["pairs_used"] + dpo["pairs_too_long"] == pstats["pairs"]
+    assert dpo["adapter_sha256"] != read_json(runs / "C_s0" / "summary.json")["adapter_sha256"]  # DPO moved it
+    run_py("-m", "scripts.verify", "--root", str(runs / "C_dpo_s0"))
+
     replay = learn / "val_replay"
-    for name in ("C_s0", "C_err_s0"):
+    for name in ("C_s0", "C_err_s0", "C_dpo_s0"):  # C_dpo's adapter loads and answers like any run's
         if name == "C_err_s0":
             run_py("-m", "scripts.err_data", "--profile", "smoke", "--data", str(data), "--runs", str(replay),
                    "--out", str(data / "err"))
@@ -63,6 +76,6 @@ def test_one_dagger_iteration_and_the_error_round_end_to_end(smoke_study, tmp_pa
     run_py("-m", "scripts.build_report", "--root", str(smoke_study), "--out", str(smoke_study / "results"))
     md = (smoke_study / "results" / "report.md").read_text()
     assert "## 8. Learning from the student's own episodes (exploratory)" in md
-    for name in ("dagger", "err_round", "err_clusters", "expert_coverage"):
+    for name in ("dagger", "dpo", "err_round", "err_clusters", "expert_coverage"):
         assert f"<!-- BEGIN:{name} -->" in md
     assert f"| 1 | 0.5 | 4 | {stats['episodes_ruler2_success']}/4 | {stats['states']} |" in md

@@ -6,8 +6,10 @@ One iteration rolls the current student out on training tasks through the projec
 (``ccl.learn.expert``) labels the state the episode stands in, and with probability ``beta`` (the
 iteration's entry of the schedule) the expert's action is executed instead of the student's, so early
 iterations do not wander far off any path the expert would take. Every visited state is recorded
-with the student's text, the expert's label, which of the two was executed, the decision's kind and
-whether the state is still recoverable.
+with the student's text, the expert's label, which of the two was executed, the decision's kind,
+whether the state is still recoverable, and the grade of the student's own turn from that state
+(``ccl.learn.turn_grade``: a turn can differ from the label and still be fine, for example calls in
+another order; the grade, not agreement, says whether it was a mistake).
 
 Training rows (``episode_rows``) keep the episode as the student saw it. A turn whose executed text is
 the expert's label is supervised where it stands; at a turn where the student did something else, a
@@ -34,6 +36,7 @@ from ..episode.runtime import Episode, format_action, fresh_memory, parse_action
 from ..judge.ruler2 import judge
 from ..records import Task
 from .expert import label
+from .turn_grade import grade_turn
 
 
 @dataclass(frozen=True)
@@ -99,10 +102,12 @@ class ExpertMix:
     def _choose(self, ep: Episode, text: str) -> str:
         task, turn = ep.task, len(ep.turns)
         lab = label(task, ep)
+        grade = grade_turn(task, ep, text)  # the student's own turn, graded from this state
         expert = random.Random(f"{self.stream}|{task['id']}|{turn}").random() < self.beta
         executed = lab.text if expert else text
         self.visits.append({"task_id": task["id"], "turn": turn, "student": text, "label": lab.text,
                             "executed_by": "expert" if expert else "student", "agrees": same_action(text, lab.text),
+                            "student_passes": grade.passed, "student_grade": grade.why,
                             "kind": lab.kind, "recoverable": lab.recoverable, "reasons": list(lab.reasons)})
         return executed
 
@@ -193,11 +198,13 @@ def iteration_stats(tasks: list[Task], transcripts: list[dict], visits: list[dic
         "states_off_expert_path": sum(not v["on_expert_path"] for v in visits),
         "executed_by_expert": sum(v["executed_by"] == "expert" for v in visits),
         "student_agrees": sum(v["agrees"] for v in visits),
+        "student_passes": sum(v["student_passes"] for v in visits),  # ccl.learn.turn_grade
         "unrecoverable": sum(not v["recoverable"] for v in visits),
         "unrecoverable_reasons": dict(sorted(Counter(r.split(":")[0] for v in visits if not v["recoverable"]
                                                      for r in v["reasons"][:1]).items())),
         "labels_by_kind": dict(sorted(kinds.items())),
         "student_agrees_by_kind": {k: sum(v["agrees"] for v in visits if v["kind"] == k) for k in sorted(kinds)},
+        "student_passes_by_kind": {k: sum(v["student_passes"] for v in visits if v["kind"] == k) for k in sorted(kinds)},
         "rows": len(rows), "supervised_turns": sum(r["n_assistant_turns"] for r in rows),
         "rows_by_family": dict(sorted(Counter(r["family"] for r in rows).items())),
     }

@@ -8,28 +8,35 @@ of turns it takes to end the episode from there, and the state is *recoverable* 
 ruler-2 success. A turn passes when
 
 - it ends the episode and ruler 2 passes the episode, or
-- the state after it is recoverable and strictly closer to the end than the state before it.
+- the state after it is recoverable and strictly closer to the end than the state before it, and one
+  of its calls is matched to a gold step by ruler 2's assignment.
 
 The second clause is what keeps the grade from paying for nothing: a turn that leaves a recoverable
 state no closer to done (a harmless repeat, a read the task never needed, one member of a parallel
 group called alone) fails, so a policy cannot collect passing turns by stalling until the budget runs
 out. The expert's own turn always passes from a recoverable state (the world is deterministic, so
 following it takes one turn off the distance), and so does any other turn that buys the same progress
-(for example independent calls in another order).
+(for example independent calls in another order). The match is needed because progress can be bought
+from the world's hidden state: the fault plan times out a tool's first call whatever its arguments, so
+a decoy call with a wrong argument would take the timeout and shorten the expert's path (found by the
+red team, ``experiments/reward_farming``).
 
-From a state that is already unrecoverable nothing written can end well; there, a turn passes only
-when it is the expert's own action (stop with the honest status), so the signal keeps teaching the
-honest stop rather than going silent.
+From a state that is already unrecoverable nothing written can end well, and the expert, which does not
+know its earlier calls were wrong, would carry on with the task (a second refund after a wrong one). There
+only a final answer with the honest status passes (any wording): the status the expert would stop with
+when that is not ``done``, else the status the observations force, else ``failed``. So the signal teaches
+the honest stop and never pays for acting on in a lost episode.
 """
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
 
-from ..episode.runtime import Episode, format_action, parse_action
+from ..episode.runtime import Episode, parse_action
+from ..judge.assignment import assign
 from ..judge.ruler2 import judge
-from ..records import Task
-from .expert import follow, next_action
+from ..records import Status, Task
+from .expert import follow, next_action, progress
 
 
 @dataclass(frozen=True)
@@ -43,15 +50,24 @@ class ToGo:
 @dataclass(frozen=True)
 class TurnGrade:
     passed: bool
-    why: str  # succeeded | progress | no_progress | lost | ended_failed | expert_stop | not_expert_stop
+    why: str  # succeeded | progress | no_progress | lost | ended_failed | honest_stop | not_honest_stop
     to_go_before: int
     to_go_after: int  # 0 when the turn ended the episode
+    recoverable: bool  # the state before the turn
 
 
 def to_go(task: Task, ep: Episode) -> ToGo:
     """Follow the expert from ``ep``'s state (a copy) and count its turns."""
     end = follow(task, ep)
     return ToGo(turns=len(end.turns) - len(ep.turns), success=judge(task, end.record())["success"])
+
+
+def honest_status(task: Task, ep: Episode) -> Status:
+    """The status an honest final answer has at an unrecoverable state (see the module's docstring)."""
+    action = next_action(task, ep)
+    if action.status is not None and action.status != Status.DONE:
+        return action.status
+    return progress(task, ep).status or Status.FAILED
 
 
 def grade_turn(task: Task, ep: Episode, text: str) -> TurnGrade:
@@ -61,15 +77,21 @@ def grade_turn(task: Task, ep: Episode, text: str) -> TurnGrade:
     before = to_go(task, ep)
     if not before.success:
         action, _, _ = parse_action(text)
-        ok = action is not None and format_action(action) == format_action(next_action(task, ep))
-        return TurnGrade(ok, "expert_stop" if ok else "not_expert_stop", before.turns, before.turns)
+        ok = action is not None and action.status is not None and action.status == honest_status(task, ep)
+        return TurnGrade(ok, "honest_stop" if ok else "not_honest_stop", before.turns, before.turns, False)
     sim = copy.deepcopy(ep)
     sim.step(text)
     if sim.done:
         ok = judge(task, sim.record())["success"]
-        return TurnGrade(ok, "succeeded" if ok else "ended_failed", before.turns, 0)
+        return TurnGrade(ok, "succeeded" if ok else "ended_failed", before.turns, 0, True)
     after = to_go(task, sim)
     if not after.success:
-        return TurnGrade(False, "lost", before.turns, after.turns)
-    ok = after.turns < before.turns
-    return TurnGrade(ok, "progress" if ok else "no_progress", before.turns, after.turns)
+        return TurnGrade(False, "lost", before.turns, after.turns, True)
+    ok = after.turns < before.turns and _calls_gold(task, sim, len(ep.turns))
+    return TurnGrade(ok, "progress" if ok else "no_progress", before.turns, after.turns, True)
+
+
+def _calls_gold(task: Task, ep: Episode, turn: int) -> bool:
+    """Whether ruler 2's assignment gives one of turn ``turn``'s calls to a gold step."""
+    record = ep.record()
+    return any(record["calls"][i]["turn"] == turn for node in assign(task, record).nodes for i in node.attempts)

@@ -88,6 +88,8 @@ class Artifacts:
     runs: dict[str, dict] = field(default_factory=dict)  # training run name -> summary.json
     train_logs: dict[str, list[dict]] = field(default_factory=dict)  # run name -> train_log.jsonl rows
     archived: dict[str, dict] = field(default_factory=dict)  # archived run -> its reason record
+    preference: dict[str, dict] = field(default_factory=dict)  # DPO run name -> summary.json (method "dpo")
+    preference_logs: dict[str, list[dict]] = field(default_factory=dict)  # DPO run name -> its step log
     dagger: dict[int, dict] = field(default_factory=dict)  # DAgger iteration -> its stats.json
     preregistration_sha256: str | None = None  # of PREREGISTRATION, None when the file is absent
 
@@ -108,10 +110,12 @@ def load_artifacts(root: Path) -> Artifacts:
         p = root / rel
         art.files[rel] = _read(p) if p.exists() else Missing(rel, stage, what)
     for summary in sorted((root / TRAIN_RUNS).glob("*/summary.json")):
-        name = summary.parent.name
-        art.runs[name] = _read(summary)
+        name, record = summary.parent.name, _read(summary)
         log = summary.parent / "train_log.jsonl"
-        art.train_logs[name] = _read(log) if log.exists() else []
+        # a DPO run (stage dpo_train) has another loss and other metrics: it is tabled on its own
+        runs, logs = (art.preference, art.preference_logs) if record.get("method") == "dpo" else (art.runs, art.train_logs)
+        runs[name] = record
+        logs[name] = _read(log) if log.exists() else []
     prereg = root / PREREGISTRATION
     art.preregistration_sha256 = sha256_file(prereg) if prereg.is_file() else None
     for reason in sorted((root / ARCHIVE).glob("*/reason.json")):

@@ -9,7 +9,17 @@ from typing import Any
 
 from ..stats.binomial import wilson
 from ..vocabulary import LEARNED, RULER2, C
-from .artifacts import DAGGER, ERR_CLUSTERS, ERR_STATS, EXPERT_COVERAGE, REPLAY_SUMMARY, SUMMARY, Artifacts, Missing
+from .artifacts import (
+    DAGGER,
+    ERR_CLUSTERS,
+    ERR_STATS,
+    EXPERT_COVERAGE,
+    REPLAY_SUMMARY,
+    SUMMARY,
+    TRAIN_RUNS,
+    Artifacts,
+    Missing,
+)
 from .tables import Table, all_tables, composition, missing_table, summary_table
 
 
@@ -36,18 +46,41 @@ def dagger_table(art: Artifacts) -> Table:
     if not art.dagger:
         return missing_table("dagger", title, Missing(f"{DAGGER}/iter<k>/stats.json", "dagger_rollout", "DAgger data"))
     cols = ["iteration", "beta", "tasks", "rollouts succeeding (ruler 2)", "states", "off the expert's path",
-            "executed by the expert", "student agrees with the label", "unrecoverable", "new rows",
+            "executed by the expert", "student agrees with the label", "student's turn passes its grade",
+            "unrecoverable", "new rows",
             "supervised turns", "training rows", "labels by kind"]
     rows = [[str(k), f"{s['beta']:g}", str(s["tasks"]), f"{s['episodes_ruler2_success']}/{s['tasks']}", str(s["states"]),
              str(s["states_off_expert_path"]), str(s["executed_by_expert"]), str(s["student_agrees"]),
-             str(s["unrecoverable"]), str(s["rows"]), str(s["supervised_turns"]), str(s["train_rows"]),
+             str(s.get("student_passes", "-")), str(s["unrecoverable"]), str(s["rows"]), str(s["supervised_turns"]), str(s["train_rows"]),
              composition(s["labels_by_kind"])] for k, s in art.dagger.items()]
     return Table("dagger", title, cols, rows, [f"{DAGGER}/iter{k}/stats.json" for k in art.dagger],
                  note=("Each iteration rolls the previous iteration's policy (C for the first) out on fresh training-"
                        "pool tasks; at every turn the expert labels the state, and with probability beta its action is "
                        "executed instead. Training rows keep the student's own turns as history (not trained on) and "
                        "supervise each labelled state once; unrecoverable states are labelled but not supervised. "
+                       "A student's turn passes its grade when it ends the episode in ruler-2 success or leaves a "
+                       "recoverable state closer to the end, by the expert's count of turns to go "
+                       "(ccl/learn/turn_grade.py); it can pass without being the label. "
                        "Training rows: C's rows plus every iteration's so far."))
+
+
+def dpo_table(art: Artifacts) -> Table:
+    title = "DPO runs: preference training from C on C's own mistakes"
+    if not art.preference:
+        return missing_table("dpo", title, Missing(f"{TRAIN_RUNS}/<run>/summary.json", "dpo_train", "DPO runs"))
+    cols = ["run", "from", "steps", "pairs used (too long)", "first → last loss", "reward accuracy, last step",
+            "reward margin, last step", "minutes", "adapter sha256"]
+    rows = []
+    for name, r in art.preference.items():
+        log = art.preference_logs.get(name) or [{"loss": float("nan")}]
+        rows.append([name, r["init"], str(r["steps"]), f"{r['pairs_used']} ({r['pairs_too_long']})",
+                     f"{log[0]['loss']:.3f} → {r['final_loss']:.3f}", f"{r['final_reward_accuracy']:.2f}",
+                     f"{r['final_reward_margin']:.3f}", f"{r['train_minutes']:.1f}", r["adapter_sha256"]])
+    return Table("dpo", title, cols, rows, [f"{TRAIN_RUNS}/{n}/summary.json" for n in art.preference],
+                 note=("TRL's DPO loss (sigmoid, beta from params dpo) starts at ln 2 = 0.693, where the policy equals "
+                       "its reference (C). A step's reward accuracy is the share of its pairs whose chosen answer "
+                       "gained more log-probability over the reference than the rejected one; the margin is the "
+                       "beta-scaled difference. Both describe the training pairs, not success on any task."))
 
 
 def err_table(art: Artifacts) -> Table:
@@ -121,7 +154,7 @@ def learning_tables(art: Artifacts) -> list[Table]:
                if isinstance(summary, Missing) or "learned" in summary else
                missing_table("learned", "Learning arms against C and A_base (exploratory)",
                              Missing(SUMMARY, "analyze", "rerun: it predates the learning arms' table")))
-    return [learned, replay_kind_table(art), coverage_table(art), dagger_table(art), err_table(art),
+    return [learned, replay_kind_table(art), coverage_table(art), dagger_table(art), dpo_table(art), err_table(art),
             clusters_table(art)]
 
 

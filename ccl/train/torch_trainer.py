@@ -83,6 +83,19 @@ def load_for_training(folder: Path, recipe: TrainRecipe, seed: int, device: str)
     return TorchModel(model, tok, device, end_token_ids(tok, model))
 
 
+def load_adapter_for_training(folder: Path, adapter: Path, device: str) -> TorchModel:
+    """The base model with a trained adapter (peft format), its weights trainable: a second stage (DPO)
+    continues a run instead of starting a fresh LoRA."""
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(folder)
+    dtype = torch.float32 if device == "cpu" else torch.bfloat16
+    base = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype).to(device)
+    model = PeftModel.from_pretrained(base, adapter, is_trainable=True)
+    return TorchModel(model, tok, device, end_token_ids(tok, base))
+
+
 def trainable(model: torch.nn.Module) -> dict[str, torch.nn.Parameter]:
     return {n: p for n, p in model.named_parameters() if p.requires_grad}
 

@@ -1,0 +1,93 @@
+"""DPO on the student's own mistakes (issue 41), through TRL's ``DPOTrainer``.
+
+The policy starts from C's adapter and keeps training it; the reference is C itself, frozen: given a
+peft model that already carries an adapter, ``DPOTrainer`` copies it into a second adapter (``ref``)
+and computes the reference log-probabilities with that one active, so the KL anchor is the
+supervised student, not the base model. TRL's loss is used as it is (``loss_type`` sigmoid: the DPO
+paper's), so no loss of our own needs an equality test.
+
+Pairs come from ``ccl.learn.pairs`` (stage dpo_pairs). A pair whose prompt and longer completion do
+not fit ``max_length`` tokens is left out and counted, rather than truncated: truncating would cut
+the system prompt or the turn being judged. The adapter is saved in the project's format
+(``ccl.train.torch_trainer.save_adapter``, with only the trained adapter), so the evaluation, replay
+and serving stages load it as any run's.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import register
+
+
+@register
+@dataclass(frozen=True)
+class DpoConfig:
+    """params.yaml ``dpo``. Fixed before any DPO run from the DPO paper's defaults (beta 0.1) and C's
+    recipe scaled down for a second stage on top of it; not tuned on any split."""
+
+    beta: float = 0.1  # strength of the pull back to the reference (C)
+    lr: float = 1e-4  # peak; C's LoRA scale is 20, so this moves the adapter about as much as C's lr did in 10 steps
+    warmup: int = 2
+    steps: int = 24  # optimizer steps
+    batch_size: int = 4  # pairs per step
+    max_length: int = 1536  # prompt + completion tokens; longer pairs are left out (C's max_length)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class DpoResult:
+    log: list[dict]  # one entry per optimizer step (TRL's metrics)
+    pairs_used: int
+    pairs_too_long: int
+    seconds: float
+
+
+def fitting(rows: list[dict], tok: Any, max_length: int) -> tuple[list[dict], int]:
+    """The pairs whose prompt plus longer completion fit ``max_length`` tokens, and how many did not."""
+    keep = []
+    for r in rows:
+        longest = max((r["chosen"], r["rejected"]), key=lambda c: len(c[0]["content"]))
+        n = len(tok.apply_chat_template(r["prompt"] + longest, tokenize=True, enable_thinking=False))
+        if n <= max_length:
+            keep.append(r)
+    return keep, len(rows) - len(keep)
+
+
+def train_dpo(model: Any, tok: Any, rows: list[dict], cfg: DpoConfig, work: Path) -> DpoResult:
+    """Train ``model`` (a peft model whose ``default`` adapter is C's, trainable) on ``rows``; the frozen
+    reference adapter TRL adds is removed afterwards, so ``model`` holds the trained adapter alone."""
+    from datasets import Dataset
+    from trl import DPOConfig, DPOTrainer
+
+    used, too_long = fitting(rows, tok, cfg.max_length)
+    if not used:
+        raise ValueError(f"no preference pair fits max_length {cfg.max_length} ({len(rows)} pairs)")
+    pairs = Dataset.from_list([{k: r[k] for k in ("prompt", "chosen", "rejected")} for r in used])
+    args = DPOConfig(output_dir=str(work), per_device_train_batch_size=cfg.batch_size, max_steps=cfg.steps,
+                     learning_rate=cfg.lr, lr_scheduler_type="cosine", warmup_steps=cfg.warmup, beta=cfg.beta,
+                     max_length=cfg.max_length, loss_type=["sigmoid"], logging_steps=1, save_strategy="no",
+                     report_to=[], use_cpu=model.device.type == "cpu", seed=cfg.seed, data_seed=cfg.seed,
+                     bf16=False, gradient_checkpointing=False, dataloader_num_workers=0)
+    trainer = DPOTrainer(model=model, args=args, train_dataset=pairs, processing_class=tok)
+    start = time.perf_counter()
+    trainer.train()
+    seconds = time.perf_counter() - start
+    model.delete_adapter("ref")
+    log = [_entry(e) for e in trainer.state.log_history if "loss" in e]
+    return DpoResult(log, len(used), too_long, round(seconds, 2))
+
+
+def _entry(e: dict) -> dict:
+    """A step's line: TRL's metrics under our names (rewards are beta-scaled log-ratio differences)."""
+    keys = {"loss": "loss", "grad_norm": "grad_norm", "learning_rate": "lr", "rewards/accuracies": "reward_accuracy",
+            "rewards/margins": "reward_margin", "rewards/chosen": "reward_chosen", "rewards/rejected": "reward_rejected",
+            "logps/chosen": "logp_chosen", "logps/rejected": "logp_rejected"}
+    out = {"step": int(e["step"]) - 1}
+    for theirs, ours in keys.items():
+        v = float(e[theirs]) if theirs in e else math.nan
+        out[ours] = v
+    return out
