@@ -11,8 +11,8 @@ A run is a training set and a seed (``B_s0``: variant B, seed 0); a learning arm
 student is params ``models``. Writes runs/<run>/ (adapter, config, step log, summary,
 manifest) and a line in logs/stability.jsonl. Rerunning an interrupted run resumes from
 runs/<run>/checkpoint.pt. A DAgger iteration's run (``--dagger-iteration k``) trains the k-th of the
-profile's K segments of the schedule, continuing from iteration k-1's runs/<run>/continuation.pt, and
-leaves its own for the next. Exit status 3: the run broke the stability rule and was moved to
+K segments of the schedule (K: the iterations params dagger_iterations lists), continuing from
+iteration k-1's runs/<run>/continuation.pt, and leaves its own for the next. Exit status 3: the run broke the stability rule and was moved to
 archive/.
 """
 from __future__ import annotations

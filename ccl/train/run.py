@@ -66,10 +66,6 @@ class Segment:
     def steps(self, total: int) -> range:
         return range(round(total * (self.index - 1) / self.count), round(total * self.index / self.count))
 
-    @property
-    def last(self) -> bool:
-        return self.index == self.count
-
 
 @dataclasses.dataclass(frozen=True)
 class RunPaths:
