@@ -106,3 +106,24 @@ def test_the_stage_reads_an_iteration_folder_and_refuses_ungraded_visits(tmp_pat
     from ccl.errors import StageError
     with pytest.raises(StageError, match="no grade of the student's turn"):
         dpo_pairs.run(tmp_path / "data", src, tmp_path / "c")
+
+
+def test_pairs_too_long_for_training_are_left_out_and_counted():
+    from transformers import AutoTokenizer
+
+    from ccl.learn.dpo import fitting
+    from ccl.models.weights import model_dir
+    from scripts.model_store import model_store
+    tok = AutoTokenizer.from_pretrained(model_dir(model_store(), "smollm2-135m-instruct"))
+
+    def pair(words: int) -> dict:
+        return {"prompt": [{"role": "user", "content": " ".join(["tool"] * words)}],
+                "chosen": [{"role": "assistant", "content": "yes"}],
+                "rejected": [{"role": "assistant", "content": "no, " * 10}]}
+
+    short, long = pair(10), pair(400)
+    n_short = len(tok.apply_chat_template(short["prompt"] + short["rejected"], tokenize=True, return_dict=True)["input_ids"])
+    assert 20 < n_short < 100  # the longer completion (rejected) is the one measured
+    kept, dropped = fitting([short, long], tok, max_length=n_short)
+    assert (kept, dropped) == ([short], 1)
+    assert fitting([short], tok, max_length=n_short - 1) == ([], 1)
