@@ -12,7 +12,7 @@ student is params ``models``. Writes runs/<run>/ (adapter, config, step log, sum
 manifest) and a line in logs/stability.jsonl. Rerunning an interrupted run resumes from
 runs/<run>/checkpoint.pt. A DAgger iteration's run (``--dagger-iteration k``) trains the k-th of the
 K segments of the schedule (K: the iterations params dagger_iterations lists), continuing from
-iteration k-1's runs/<run>/continuation.pt, and leaves its own for the next. Exit status 3: the run broke the stability rule and was moved to
+iteration k-1's runs/<run>/continuation/, and leaves its own for the next. Exit status 3: the run broke the stability rule and was moved to
 archive/.
 """
 from __future__ import annotations

@@ -9,6 +9,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pytest
 from subproc import run_py
+from train_fixtures import data_dir, tiny_model  # noqa: F401 (the training tests' fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
 

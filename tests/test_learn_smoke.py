@@ -4,6 +4,7 @@ the error-driven round (validation replay set, failure map, targeted data, train
 comparison)."""
 from __future__ import annotations
 
+import math
 import shutil
 
 from subproc import run_py
@@ -49,6 +50,9 @@ def test_one_dagger_iteration_and_the_error_round_end_to_end(smoke_study, tmp_pa
     dpo = read_json(runs / "C_dpo_s0" / "summary.json")
     assert dpo["steps"] == 2 and dpo["pairs_used"] + dpo["pairs_too_long"] == pstats["pairs"]
     assert dpo["adapter_sha256"] != read_json(runs / "C_s0" / "summary.json")["adapter_sha256"]  # DPO moved it
+    first = next(read_jsonl(runs / "C_dpo_s0" / "train_log.jsonl"))
+    assert abs(first["loss"] - math.log(2)) < 1e-6  # before any update the policy is its reference, C
+    assert not (runs / "C_dpo_s0" / "adapter" / "ref").exists()  # only the trained adapter is saved
     run_py("-m", "scripts.verify", "--root", str(runs / "C_dpo_s0"))
 
     replay = learn / "val_replay"

@@ -6,66 +6,20 @@ from pathlib import Path
 
 import pytest
 import torch
+from train_fixtures import TINY, Crash, run
 
-from ccl.artifacts.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
+from ccl.artifacts.jsonio import read_json, read_jsonl, sha256_file
 from ccl.artifacts.verification import verify_tree
-from ccl.data.sft import sft_row
 from ccl.episode import chat
-from ccl.episode.oracle import OraclePolicy
-from ccl.episode.rollout import rollout
 from ccl.train.errors import CheckpointError, Diverged, TrainingError
 from ccl.train.packing import pack_episode, per_turn_examples, pieces
 from ccl.train.recipe import StabilityRule, TrainRecipe, adapted_layers, batch_order, learning_rate
-from ccl.train.run import Segment, train_run, trainer_module
+from ccl.train.run import trainer_module
 from ccl.train.stability import StabilityMonitor
 from ccl.train.torch_trainer import load_for_training, token_losses
-from ccl.vocabulary import Run
-from ccl.world.tasks import generate_task
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-# ------------------------------------------------------------------ fixtures
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory) -> Path:
-    """A 3-block random Llama with the embedded student's tokenizer and chat template."""
-    from transformers import AutoTokenizer, GenerationConfig, LlamaConfig, LlamaForCausalLM
-
-    from ccl.models.weights import model_dir
-    from scripts.model_store import model_store
-    tok = AutoTokenizer.from_pretrained(model_dir(model_store(), "smollm2-135m-instruct"))
-    folder = tmp_path_factory.mktemp("tiny")
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
-                      num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True,
-                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-    model = LlamaForCausalLM(cfg)
-    model.generation_config = GenerationConfig(eos_token_id=tok.eos_token_id)
-    model.save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return folder
-
-
-def oracle_rows(templates, seeds, pool="train") -> list[dict]:
-    rows = []
-    for t in templates:
-        for s in seeds:
-            task = {**generate_task(t, s, pool), "dataset": "x"}
-            _, ep, _, _ = next(rollout([task], OraclePolicy(), batch_size=1))
-            rows.append(sft_row(task, ep.record(), "oracle"))
-    return rows
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("data")
-    write_jsonl(d / "variants" / "C.jsonl", oracle_rows(["sel_weather", "ch_order_customer", "par_fx"], range(4)))
-    write_jsonl(d / "sft" / "oracle_val.jsonl", oracle_rows(["sel_fx", "rec_weather_timeout"], range(2)))
-    return d
-
-
-TINY = TrainRecipe(steps=6, warmup=2, lr=1e-2, lr_min=1e-3, batch_size=2, grad_accum=2, max_length=1024,
-                   gradient_checkpointing=False, checkpoint_every=3, val_episodes=4, rank=4, scale=2.0)
 
 
 # ------------------------------------------------------------------ packing
@@ -214,14 +168,6 @@ def test_stability_rule_hand_worked():
 
 
 # ------------------------------------------------------------------ full runs on the tiny model
-def run(tiny_model, data_dir, tmp_path, recipe=TINY, progress=lambda *a: None, backend="torch", baseline=None,
-        seed=0, name=Run("C", 0), train_file=None, segment=Segment()):
-    return train_run(Run(name.variant, seed), recipe, "tiny", tiny_model, backend,
-                     train_file or data_dir / "variants" / "C.jsonl", data_dir / "sft" / "oracle_val.jsonl",
-                     tmp_path / "runs", tmp_path / "archive", tmp_path / "logs" / "stability.jsonl",
-                     "cpu", progress, baseline, segment)
-
-
 def test_runs_read_the_shared_validation_baseline_only_when_it_is_theirs(tiny_model, data_dir, tmp_path):
     """The untrained model's validation loss is computed once (stage val_baseline) and read by every
     run of that base model and validation set, whatever the seed; a record made under other settings
@@ -237,10 +183,6 @@ def test_runs_read_the_shared_validation_baseline_only_when_it_is_theirs(tiny_mo
                                 data_dir / "sft" / "oracle_val.jsonl", "cpu")
     own = run(tiny_model, data_dir, tmp_path / "b", baseline=other)
     assert own["val_loss_before_from"] == "computed" and own["val_loss_before"] == base["val_loss_before"]
-
-
-class Crash(Exception):
-    pass
 
 
 # MLX on Linux CPU uses a slow bundled BLAS (~3 GFLOP/s) and computes logits at every
@@ -291,47 +233,6 @@ def test_resume_refuses_corrupt_or_foreign_checkpoints(tiny_model, data_dir, tmp
     other = TrainRecipe(**{**TINY.__dict__, "lr": 5e-3})
     with pytest.raises(CheckpointError, match="differs in recipe"):
         run(tiny_model, data_dir, tmp_path, recipe=other)
-
-
-def test_segments_of_one_schedule_over_unchanged_data_train_the_one_piece_run(tiny_model, data_dir, tmp_path):
-    """DAgger's iterations share one schedule: segment 1 of 2 trains steps 0-2 (TINY has 6) and leaves its
-    state; segment 2 continues it to step 6. Over the same rows that is the one-piece run, bit for bit."""
-    whole = run(tiny_model, data_dir, tmp_path / "a")
-    first = run(tiny_model, data_dir, tmp_path / "b", name=Run("C_dagger_i1", 0), segment=Segment(1, 2))
-    i1 = tmp_path / "b" / "runs" / "C_dagger_i1_s0"
-    assert (first["steps"], first["segment"]) == (3, "1/2") and (i1 / "continuation.pt").exists()
-    assert [r["step"] for r in read_jsonl(i1 / "train_log.jsonl")] == [0, 1, 2]
-    second = run(tiny_model, data_dir, tmp_path / "b", name=Run("C_dagger", 0), segment=Segment(2, 2, i1))
-    assert second["adapter_sha256"] == whole["adapter_sha256"] and second["val_loss"] == whole["val_loss"]
-    assert (second["steps"], second["val_loss_before"]) == (6, whole["val_loss_before"])
-    log_whole = list(read_jsonl(tmp_path / "a" / "runs" / "C_s0" / "train_log.jsonl"))
-    log_second = list(read_jsonl(tmp_path / "b" / "runs" / "C_dagger_s0" / "train_log.jsonl"))
-    assert [(r["step"], r["loss"], r["lr"]) for r in log_second] == [(r["step"], r["loss"], r["lr"]) for r in log_whole]
-    assert read_json(tmp_path / "b" / "runs" / "C_dagger_s0" / "config.json")["segment"] == [2, 2]
-    assert "segment" not in read_json(tmp_path / "a" / "runs" / "C_s0" / "config.json")  # one-piece runs unchanged
-
-
-def test_a_later_segment_on_new_rows_continues_the_schedule_and_refuses_a_foreign_start(tiny_model, data_dir,
-                                                                                          tmp_path):
-    more = tmp_path / "more.jsonl"
-    write_jsonl(more, list(read_jsonl(data_dir / "variants" / "C.jsonl")) + oracle_rows(["sel_fx"], range(3)))
-    run(tiny_model, data_dir, tmp_path, name=Run("C_dagger_i1", 0), segment=Segment(1, 2))
-    i1 = tmp_path / "runs" / "C_dagger_i1_s0"
-    for wrong, match in ((dict(seed=1), "differs from this one in seed"),
-                         (dict(recipe=TrainRecipe(**{**TINY.__dict__, "lr": 5e-3})), "differs from this one in recipe"),
-                         (dict(segment=Segment(2, 3, i1)), r"segment \[1, 2\] \(expected \[1, 3\]\)"),
-                         (dict(segment=Segment(2, 2, tmp_path / "runs" / "nothing")), "no finished run")):
-        kw = {"name": Run("C_dagger", 0), "train_file": more, "segment": Segment(2, 2, i1), **wrong}
-        with pytest.raises(TrainingError, match=match):
-            run(tiny_model, data_dir, tmp_path / "x", **kw)
-    done = run(tiny_model, data_dir, tmp_path, name=Run("C_dagger", 0), train_file=more, segment=Segment(2, 2, i1))
-    log = list(read_jsonl(tmp_path / "runs" / "C_dagger_s0" / "train_log.jsonl"))
-    assert [r["step"] for r in log] == list(range(6)) and done["episodes"] == 15
-    assert [r["lr"] for r in log] == [learning_rate(k, TINY) for k in range(6)]  # one schedule across segments
-    with pytest.raises(TrainingError, match="first continues none"):
-        Segment(1, 2, i1)
-    with pytest.raises(TrainingError, match="1 <= index <= count"):
-        Segment(3, 2, i1)
 
 
 def test_a_run_that_breaks_the_rule_is_archived(tiny_model, data_dir, tmp_path):
@@ -437,7 +338,6 @@ def test_concurrent_stability_log_updates_keep_every_entry(tmp_path):
 
 
 def test_a_torn_log_line_is_dropped_but_a_damaged_middle_line_is_an_error(tmp_path):
-    from ccl.train.errors import TrainingError
     from ccl.train.run import read_jsonl_tolerant
     path = tmp_path / "train_log.jsonl"
     path.write_text('{"step": 0}\n{"step": 1}\n{"step": 2, "lo')

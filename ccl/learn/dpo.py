@@ -21,20 +21,21 @@ from pathlib import Path
 from typing import Any
 
 from ..config import register
+from ..episode import chat
 
 
 @register
 @dataclass(frozen=True)
 class DpoConfig:
-    """params.yaml ``dpo``. Fixed before any DPO run from the DPO paper's defaults (beta 0.1) and C's
-    recipe scaled down for a second stage on top of it; not tuned on any split."""
+    """params.yaml ``dpo``; the defaults are the paper profile's. Fixed before any DPO run from the DPO
+    paper's beta and C's recipe (a tenth of its peak learning rate, its max_length); not tuned on any split."""
 
     beta: float = 0.1  # strength of the pull back to the reference (C)
-    lr: float = 1e-4  # peak: a tenth of C's (1e-3), for a second stage on top of a trained adapter
+    lr: float = 1e-6  # peak: a tenth of C's (TrainRecipe.lr), for a second stage on top of a trained adapter
     warmup: int = 2
     steps: int = 24  # optimizer steps
     batch_size: int = 4  # pairs per step
-    max_length: int = 1536  # prompt + completion tokens; longer pairs are left out (C's max_length)
+    max_length: int = 2048  # prompt + completion tokens, C's (TrainRecipe.max_length); longer pairs are left out
     seed: int = 0
 
 
@@ -48,13 +49,11 @@ class DpoResult:
 
 def fitting(rows: list[dict], tok: Any, max_length: int) -> tuple[list[dict], int]:
     """The pairs whose prompt plus longer completion fit ``max_length`` tokens, and how many did not."""
-    keep = []
-    for r in rows:
-        longest = max((r["chosen"], r["rejected"]), key=lambda c: len(c[0]["content"]))
-        n = len(tok.apply_chat_template(r["prompt"] + longest, tokenize=True, return_dict=True,
-                                        enable_thinking=False)["input_ids"])
-        if n <= max_length:
-            keep.append(r)
+    def tokens(messages: list[dict]) -> int:
+        return len(chat.template(tok)(messages, tokenize=True, return_dict=True)["input_ids"])
+
+    keep = [r for r in rows
+            if max(tokens(r["prompt"] + r["chosen"]), tokens(r["prompt"] + r["rejected"])) <= max_length]
     return keep, len(rows) - len(keep)
 
 
@@ -74,6 +73,9 @@ def train_dpo(model: Any, tok: Any, rows: list[dict], cfg: DpoConfig, work: Path
                      report_to=[], use_cpu=model.device.type == "cpu", seed=cfg.seed, data_seed=cfg.seed,
                      bf16=False, gradient_checkpointing=False, dataloader_num_workers=0)
     trainer = DPOTrainer(model=model, args=args, train_dataset=pairs, processing_class=tok)
+    if "ref" not in model.peft_config:  # TRL's fallback would make the base model the reference, not C
+        raise RuntimeError("TRL did not copy the starting adapter into a reference adapter; the reference would "
+                           "not be C (check the trl and peft versions against requirements.lock)")
     start = time.perf_counter()
     trainer.train()
     seconds = time.perf_counter() - start

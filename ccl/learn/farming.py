@@ -234,7 +234,6 @@ BASELINE = "honest_give_up"  # the no-work answer every other policy is compared
 # The rewards read off each episode: the designs on offer, and two variants this red team tests as fixes.
 REWARDS = ("sparse", "decomposed", "decomposed_gated", "dense_sum", "dense_mean", "dense_safe_mean")
 GATE = ("outcome", "answer")  # decomposed_gated: 0 unless these criteria pass (what the user reads)
-SAFE = ("progress", "succeeded")  # dense_safe_mean counts a pass only from a recoverable state
 
 
 # ---------------------------------------------------------------- playing and scoring
@@ -263,9 +262,10 @@ class Scored:
 
     @property
     def dense_safe_mean(self) -> float:
-        """The share of turns that passed from a recoverable state: the expert's own turns at a lost
-        state (which ``grade_turn`` passes) earn nothing here."""
-        return sum(g.passed and g.why in SAFE for g in self.grades) / len(self.grades) if self.grades else 0.0
+        """The share of turns that passed from a recoverable state: an honest stop at a lost state (which
+        ``grade_turn`` passes: it is the right action there) earns nothing here, so doing harm and then
+        confessing is paid no more than giving up at once."""
+        return sum(g.passed and g.recoverable for g in self.grades) / len(self.grades) if self.grades else 0.0
 
     @property
     def decomposed_gated(self) -> float:

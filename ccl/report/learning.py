@@ -59,8 +59,9 @@ def dagger_table(art: Artifacts) -> Table:
                        "executed instead. Training rows keep the student's own turns as history (not trained on) and "
                        "supervise each labelled state once; unrecoverable states are labelled but not supervised. "
                        "A student's turn passes its grade when it ends the episode in ruler-2 success or leaves a "
-                       "recoverable state closer to the end, by the expert's count of turns to go "
-                       "(ccl/learn/turn_grade.py); it can pass without being the label. "
+                       "recoverable state closer to the end (by the expert's count of turns to go) with a call ruler 2 "
+                       "gives to a gold step; from an unrecoverable state only an honest stop passes "
+                       "(ccl/learn/turn_grade.py). A turn can pass without being the label. "
                        "Training rows: C's rows plus every iteration's so far."))
 
 

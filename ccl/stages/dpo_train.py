@@ -2,7 +2,8 @@
 
 Writes ``runs/<run>/`` as the train stage does: ``adapter/`` (peft format, the trained adapter only),
 ``config.json`` (what determined the run), ``train_log.jsonl`` (TRL's metrics per optimizer step),
-``summary.json`` and ``manifest.json``.
+``summary.json`` and ``manifest.json``. TRL trains on torch whatever ``models.student_backend`` says (the
+adapter is peft's format, which every backend loads).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from ..models.registry import ModelStore
 from ..models.weights import model_dir
 from ..resources import peak_memory_gb
 from ..train.torch_trainer import ADAPTER_FILE, load_adapter_for_training, save_adapter
-from ..vocabulary import training_run
+from ..vocabulary import C_DPO, training_run
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,11 @@ def plan(params: Path, profile: str | None, run: str) -> Plan:
     cfg, profile = stage_config(values, "dpo", DpoConfig, profile, where=str(params))
     models, _ = stage_config(values, "models", ModelsConfig, profile, where=str(params))
     try:
-        training_run(run)
+        variant = training_run(run).variant
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    if models.student_backend != "torch":
-        raise ConfigError(f"{params}: dpo_train runs on torch (TRL); models.student_backend is {models.student_backend!r}")
+    if variant != C_DPO:  # the stage replaces the run's folder: never let it write over another arm's
+        raise ConfigError(f"dpo_train writes {C_DPO} runs ({C_DPO}_s<seed>), not {run!r}")
     return Plan(run, cfg, models, profile)
 
 

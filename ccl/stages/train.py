@@ -60,7 +60,7 @@ def dagger_segment(params: Path, name: str, iteration: int, runs: Path) -> Segme
         raise ConfigError(f"{params}: dagger_iterations[{iteration - 1}] trains {chain[iteration - 1]['run']!r}, "
                           f"not {name!r}")
     previous = runs / chain[iteration - 2]["run"] if iteration > 1 else None
-    return Segment(iteration, len(chain), previous)
+    return Segment(iteration, len(chain), previous, leave_state=True)
 
 
 def run(p: Plan, store: ModelStore, data: Path, out: Outputs, device: str | None = None,

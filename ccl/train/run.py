@@ -11,8 +11,9 @@ A run that breaks the stability rule moves to ``archive/<name>/`` with its reaso
 A run may be one segment of a schedule that several runs share (:class:`Segment`; DAgger's
 iterations): segment k of K trains steps [round(S(k-1)/K), round(Sk/K)) of the recipe's S steps,
 with the learning rate those steps have in the whole schedule, starting from the state the
-previous segment's run left in its ``continuation.pt`` (adapter, optimizer moments, RNG, stability
-monitor, step log and seconds so far). Its batches are the same steps of the whole schedule's batch
+previous segment's run left in its ``continuation/`` folder (adapter, optimizer moments, RNG and
+stability monitor; the step log is the previous run's ``train_log.jsonl``). A segment's summary
+counts its own minutes, its step log the whole schedule so far. Its batches are the same steps of the whole schedule's batch
 order over its own training rows, so segments over unchanged rows train exactly the one-piece run.
 """
 from __future__ import annotations
@@ -45,7 +46,7 @@ def trainer_module(backend: str):
     raise TrainingError(f"unknown training backend {backend!r}; valid: torch, mlx (params models.student_backend)")
 
 
-CONTINUATION = "continuation"  # file stem of the state a segment leaves for the next one
+CONTINUATION = "continuation"  # the folder holding the state a segment leaves for the next (checkpoint name inside)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +56,7 @@ class Segment:
     index: int = 1  # 1-based
     count: int = 1
     previous: Path | None = None  # run folder of segment index - 1 (required exactly when index > 1)
+    leave_state: bool = False  # keep the final state (continuation/) for a later segment, even of a 1-segment schedule
 
     def __post_init__(self) -> None:
         if not 1 <= self.index <= self.count:
@@ -64,7 +66,10 @@ class Segment:
                                 f"segment's run and the first continues none (previous: {self.previous})")
 
     def steps(self, total: int) -> range:
-        return range(round(total * (self.index - 1) / self.count), round(total * self.index / self.count))
+        part = range(round(total * (self.index - 1) / self.count), round(total * self.index / self.count))
+        if not part:
+            raise TrainingError(f"segment {self.index} of {self.count}: no step of a {total}-step schedule falls in it")
+        return part
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +91,7 @@ class RunPaths:
 
     @property
     def continuation(self) -> Path:
-        return self.root / (CONTINUATION + Path(self.checkpoint_name).suffix)
+        return self.root / CONTINUATION / self.checkpoint_name
 
 
 def variant_rows(path: Path) -> list[dict]:
@@ -225,7 +230,8 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
         "adapter_sha256": sha256_file(paths.adapter / T.ADAPTER_FILE), "stability": "passed",
     }
     summary |= {"segment": f"{segment.index}/{segment.count}"} if segment.count > 1 else {}
-    _publish(run, paths, fingerprint, device, summary, stability_log, monitor, steps.stop, segment.count > 1)
+    _publish(run, paths, fingerprint, device, summary, stability_log, monitor, steps.stop,
+             segment.count > 1 or segment.leave_state)
     return summary
 
 
@@ -266,8 +272,9 @@ def _resume(T: Any, tm: Any, opt: Any, paths: RunPaths, fingerprint: dict, monit
         state = None
     if state is not None:
         monitor.load(state["monitor"])
-        return (state["step"], state["train_seconds"], state["val_loss_before"],
-                state.get("val_loss_before_from", "computed"))
+        # a segment counts its own seconds (the previous segment's run reports its own)
+        seconds = state["train_seconds"] if paths.checkpoint.exists() else 0.0
+        return state["step"], seconds, state["val_loss_before"], state.get("val_loss_before_from", "computed")
     if baseline is not None:
         return 0, 0.0, baseline["val_loss_before"], "val_baseline"
     # the untrained model's validation loss: the baseline the run must beat
@@ -309,6 +316,7 @@ def _publish(run: Run, paths: RunPaths, fingerprint: dict, device: str, summary:
     update_stability_log(stability_log, {"run": run.name, "status": "passed", "steps": steps,
                                          "final_ema_loss": monitor.ema, "min_ema_loss": monitor.min_ema})
     if continuable:
+        paths.continuation.parent.mkdir(exist_ok=True)
         paths.checkpoint.replace(paths.continuation)
     else:
         paths.checkpoint.unlink(missing_ok=True)

@@ -20,7 +20,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -62,13 +62,18 @@ def end_token_ids(tok, model) -> set[int]:
     return ids
 
 
-def load_for_training(folder: Path, recipe: TrainRecipe, seed: int, device: str) -> TorchModel:
-    from peft import LoraConfig, get_peft_model
+def _base(folder: Path, device: str) -> tuple[Any, torch.nn.Module]:
+    """The tokenizer and the base model, float32 on CPU (bf16 there is emulated and slow)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(folder)
-    dtype = torch.float32 if device == "cpu" else torch.bfloat16  # CPU bf16 is emulated and slow
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype).to(device)
+    dtype = torch.float32 if device == "cpu" else torch.bfloat16
+    return AutoTokenizer.from_pretrained(folder), AutoModelForCausalLM.from_pretrained(folder, dtype=dtype).to(device)
+
+
+def load_for_training(folder: Path, recipe: TrainRecipe, seed: int, device: str) -> TorchModel:
+    from peft import LoraConfig, get_peft_model
+
+    tok, model = _base(folder, device)
     n_layers = model.config.num_hidden_layers
     config = LoraConfig(r=recipe.rank, lora_alpha=recipe.scale * recipe.rank, lora_dropout=recipe.dropout,
                         target_modules=list(LINEAR_NAMES),
@@ -87,11 +92,8 @@ def load_adapter_for_training(folder: Path, adapter: Path, device: str) -> Torch
     """The base model with a trained adapter (peft format), its weights trainable: a second stage (DPO)
     continues a run instead of starting a fresh LoRA."""
     from peft import PeftModel
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(folder)
-    dtype = torch.float32 if device == "cpu" else torch.bfloat16
-    base = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype).to(device)
+    tok, base = _base(folder, device)
     model = PeftModel.from_pretrained(base, adapter, is_trainable=True)
     return TorchModel(model, tok, device, end_token_ids(tok, base))
 
