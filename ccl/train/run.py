@@ -71,6 +71,11 @@ class Segment:
             raise TrainingError(f"segment {self.index} of {self.count}: no step of a {total}-step schedule falls in it")
         return part
 
+    @property
+    def leaves_state(self) -> bool:
+        """Whether the run keeps its final state for a later segment."""
+        return self.count > 1 or self.leave_state
+
 
 @dataclasses.dataclass(frozen=True)
 class RunPaths:
@@ -230,8 +235,7 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
         "adapter_sha256": sha256_file(paths.adapter / T.ADAPTER_FILE), "stability": "passed",
     }
     summary |= {"segment": f"{segment.index}/{segment.count}"} if segment.count > 1 else {}
-    _publish(run, paths, fingerprint, device, summary, stability_log, monitor, steps.stop,
-             segment.count > 1 or segment.leave_state)
+    _publish(run, paths, fingerprint, device, summary, stability_log, monitor, steps.stop, segment.leaves_state)
     return summary
 
 
