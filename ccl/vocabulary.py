@@ -49,9 +49,13 @@ SEEDS = (0, 1, 2)  # the write-up trains each arm with three seeds, each ablatio
 # is the last DAgger iteration (ccl.learn.dagger); its earlier iterations train runs of their own,
 # ``C_dagger_i<k>`` (the first parts of one shared schedule), which roll out the next iteration and are
 # not evaluated. C_err is the error-driven round (ccl.learn.errors), C_dpo DPO on C's own mistakes
-# starting from C (ccl.learn.dpo).
-LEARNED = ("C_dagger", "C_err", "C_dpo")
-C_DAGGER, C_ERR, C_DPO = LEARNED
+# starting from C (ccl.learn.dpo), and C_grpo_<reward> GRPO from C against one of three rewards built on
+# ruler 2 (ccl.learn.grpo): the episode's success, its weighted criteria, or each turn's grade.
+GRPO_REWARDS = ("sparse", "decomposed", "dense")
+GRPO = tuple(f"C_grpo_{r}" for r in GRPO_REWARDS)
+C_GRPO_SPARSE, C_GRPO_DECOMPOSED, C_GRPO_DENSE = GRPO
+LEARNED = ("C_dagger", "C_err", "C_dpo", *GRPO)
+C_DAGGER, C_ERR, C_DPO = LEARNED[:3]
 DAGGER_ITERATION = re.compile(r"^C_dagger_i[1-9]\d*$")
 
 # Configurations evaluated without training (the evaluate stage's --name).
@@ -152,8 +156,7 @@ def _comparisons() -> tuple[tuple[str, str], ...]:
 COMPARISONS = _comparisons()
 # The learning arms' exploratory comparisons (issues 40, 41), a family of their own (Holm within it), so the
 # write-up's family and its published p-values never change when a learning arm is evaluated.
-LEARNED_COMPARISONS = ((C_DAGGER, C), (C_ERR, C), (C_DPO, C), (C_DAGGER, STUDENT_BASE), (C_ERR, STUDENT_BASE),
-                       (C_DPO, STUDENT_BASE))
+LEARNED_COMPARISONS = tuple((arm, C) for arm in LEARNED) + tuple((arm, STUDENT_BASE) for arm in LEARNED)
 
 
 if __name__ == "__main__":

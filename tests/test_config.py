@@ -56,7 +56,7 @@ def test_a_stage_script_prints_one_line_and_no_traceback(tmp_path):
                                              "profile, runs, replay_runs, models, build_datasets, distill, build_sft, "
                                              "train, "
                                              "evaluate, analyze, power, serve_eval, learned_runs, dagger_iterations, "
-                                             "dagger, val_replay_runs, err, dpo"]
+                                             "dagger, val_replay_runs, err, dpo, grpo"]
 
 
 def test_the_committed_params_are_valid_for_every_profile():

@@ -83,3 +83,38 @@ def test_one_dagger_iteration_and_the_error_round_end_to_end(smoke_study, tmp_pa
     for name in ("dagger", "dpo", "err_round", "err_clusters", "expert_coverage"):
         assert f"<!-- BEGIN:{name} -->" in md
     assert f"| 1 | 0.5 | 4 | {stats['episodes_ruler2_success']}/4 | {stats['states']} |" in md
+
+
+def test_each_grpo_arm_end_to_end(smoke_study, tmp_path):
+    """Issue 41: every GRPO arm trains from C on the smoke profile (2 steps x 2 tasks x G=2), is evaluated and
+    judged like any run, and reaches the report and DVC's plots."""
+    study = tmp_path / "study"
+    shutil.copytree(smoke_study, study, symlinks=True)
+    data, runs, results = study / "data" / "v1", study / "runs", study / "results" / "runs"
+    c_sha = read_json(runs / "C_s0" / "summary.json")["adapter_sha256"]
+    for reward in ("sparse", "decomposed", "dense"):
+        arm = f"C_grpo_{reward}_s0"
+        run_py("-m", "scripts.grpo_train", arm, "--profile", "smoke", "--data", str(data), "--init", str(runs / "C_s0"),
+               "--runs", str(runs))
+        g = read_json(runs / arm / "summary.json")
+        assert (g["method"], g["reward"], g["steps"], g["episodes"]) == ("grpo", reward, 2, 8)
+        log = list(read_jsonl(runs / arm / "train_log.jsonl"))
+        assert [r["step"] for r in log] == [0, 1] and all(r["episodes"] == 4 for r in log)
+        assert all(0 <= r["zero_spread_groups"] <= 1 and r["reward"] == r[f"reward_{reward}"] for r in log)
+        # an update happened exactly when some group had spread, and only then did the adapter move
+        assert any(r["updated"] for r in log) == (g["adapter_sha256"] != c_sha)
+        assert [v["step"] for v in read_jsonl(runs / arm / "val_log.jsonl")] == [0, 2]
+        samples = list(read_jsonl(runs / arm / "samples.jsonl.gz"))
+        assert [s["step"] for s in samples] == [0] * 4 + [1] * 4 and all(s["turns"] for s in samples)
+        run_py("-m", "scripts.verify", "--root", str(runs / arm))
+        run_py("-m", "scripts.evaluate", "--profile", "smoke", "--name", arm, "--adapter", str(runs / arm),
+               "--data", str(data), "--out", str(results))
+        run_py("-m", "scripts.judge", "--name", arm, "--data", str(data), "--runs", str(results))
+        assert read_json(results / arm / "metrics.json")
+    run_py("-m", "scripts.build_report", "--root", str(study), "--out", str(study / "results"))
+    md = (study / "results" / "report.md").read_text()
+    assert "<!-- BEGIN:grpo -->" in md and "C_grpo_dense_s0" in md
+    run_py("-m", "scripts.dvc_views", "--summary", str(study / "results" / "summary.json"), "--runs", str(runs),
+           "--metrics", str(study / "results" / "metrics"), "--plots", str(study / "results" / "plots"))
+    assert (study / "results" / "plots" / "grpo_val_success" / "C_grpo_sparse_s0.csv").is_file()
+    assert not (study / "results" / "plots" / "train_loss" / "C_grpo_sparse_s0.csv").exists()

@@ -1,6 +1,6 @@
 """What DVC's own views show: one small metrics file per configuration (``dvc metrics show`` prints
 them as one compact table, ``dvc metrics diff`` compares experiments) and CSV series for ``dvc
-plots`` (training loss per run, strict success per split with its interval). Every number is
+plots`` (training loss per run, strict success per split with its interval, GRPO's monitors per run). Every number is
 copied from the analysis summary or a run's step log, never recomputed.
 """
 from __future__ import annotations
@@ -43,6 +43,27 @@ def loss_rows(log: Path) -> list[dict]:
     return [{"step": r["step"], "loss": r["loss"]} for r in read_jsonl(log)]
 
 
+# GRPO's monitors (ccl.learn.grpo), one plot each: per step from train_log.jsonl, and the greedy validation
+# readings from val_log.jsonl (step k: after k updates)
+GRPO_SERIES = ("reward", "success", "kl", "zero_spread_groups", "flagged")
+GRPO_VAL_SERIES = ("val_success", "val_flagged")
+
+
+def is_grpo(run: Path) -> bool:
+    summary = run / "summary.json"
+    return summary.is_file() and read_json(summary).get("method") == "grpo"
+
+
+def grpo_rows(run: Path) -> dict[str, list[dict]]:
+    """Per monitor, its (step, value) rows; steps without a value (no update: KL) are left out."""
+    out: dict[str, list[dict]] = {}
+    for name, series in (("train_log.jsonl", GRPO_SERIES), ("val_log.jsonl", GRPO_VAL_SERIES)):
+        rows = list(read_jsonl(run / name))
+        for key in series:
+            out[key] = [{"step": r["step"], key: r[key]} for r in rows if r.get(key) is not None]
+    return out
+
+
 def _csv(rows: list[dict]) -> bytes:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
@@ -65,6 +86,11 @@ def write(summary_path: Path, runs: Path, metrics_dir: Path, plots_dir: Path) ->
     for split, rows in success_rows(summary).items():
         atomic_write_bytes(plots_dir / "strict_success" / f"{split}.csv", _csv(rows))
     for log in logs:
+        if is_grpo(log.parent):
+            for key, rows in grpo_rows(log.parent).items():
+                if rows:
+                    atomic_write_bytes(plots_dir / f"grpo_{key}" / f"{log.parent.name}.csv", _csv(rows))
+            continue
         rows = loss_rows(log)
         if rows:
             atomic_write_bytes(plots_dir / "train_loss" / f"{log.parent.name}.csv", _csv(rows))

@@ -44,6 +44,12 @@ def write_manifest(folder: Path, files: Iterable[Path], extra: dict | None = Non
     return manifest
 
 
+def folder_files(folder: Path) -> list[Path]:
+    """Every artifact under ``folder`` a run's manifest lists: all files but the manifest itself and
+    dotfiles (the .gitignore DVC keeps beside an output; ``scripts/verify.py`` skips them too)."""
+    return [p for p in Path(folder).rglob("*") if p.is_file() and p.name != MANIFEST and not p.name.startswith(".")]
+
+
 def check_against_manifest(folder: Path, producers: dict[str, str], manifest_stage: str) -> None:
     """A file whose bytes differ from its folder's manifest is corrupt, even if it parses.
 

@@ -11,9 +11,11 @@ Three grains, one judge:
 - **per decision**: the replay grader's verdict for one action at one decision point of the oracle's
   episode (``decision_reward``), a final answer there judged by ruler 2.
 
-Dense per-turn shaping is deliberately not offered on top: the field report behind this project
-(shared seed 003) found that dense per-turn rewards hurt, and every extra term is one more surface to
-farm. Nothing here raises on any text a policy can write.
+The dense per-turn reward is not here: it needs the expert's reading of any state, and lives with GRPO
+(``ccl.learn.grpo``, from ``ccl.learn.turn_grade``) in the form the red team left unfarmed (passes from
+recoverable states only, ``experiments/reward_farming``). The field report behind this project (shared
+seed 003) found dense per-turn rewards hurt; GRPO's dense arm tests that here. Nothing here raises on
+any text a policy can write.
 """
 from __future__ import annotations
 

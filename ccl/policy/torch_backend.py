@@ -112,12 +112,28 @@ class TorchBackend:
             torch.set_num_threads(cpu_threads(threads))
         # float32 on CPU (bf16 is emulated and very slow there); bf16 on accelerators
         dtype = dtype or (torch.float32 if self.device == "cpu" else torch.bfloat16)
-        self.tok = AutoTokenizer.from_pretrained(model_dir)
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype)
         if adapter is not None:
             from .adapters import attach_adapter
             model = attach_adapter(model, model_dir, adapter)
-        self.model = model.to(self.device).eval()
+        self._setup(model.to(self.device), AutoTokenizer.from_pretrained(model_dir))
+
+    @classmethod
+    def around(cls, model, tok) -> "TorchBackend":
+        """A backend over a model already in memory (GRPO samples from the policy it is training); the
+        caller keeps it in eval mode while sampling and calls :meth:`forget_prefixes` after each update."""
+        backend = cls.__new__(cls)
+        backend.device = str(next(model.parameters()).device)
+        backend._setup(model, tok)
+        return backend
+
+    def forget_prefixes(self) -> None:
+        """Drop the shared heads' cached keys and values (stale once the weights change)."""
+        self._prefixes.clear()
+
+    def _setup(self, model, tok) -> None:
+        self.tok = tok
+        self.model = model.eval()
         eos = self.model.generation_config.eos_token_id
         eos = eos if isinstance(eos, list) else [eos]
         self.eos_ids = {i for i in eos + [self.tok.eos_token_id] if i is not None}

@@ -90,6 +90,10 @@ class Artifacts:
     archived: dict[str, dict] = field(default_factory=dict)  # archived run -> its reason record
     preference: dict[str, dict] = field(default_factory=dict)  # DPO run name -> summary.json (method "dpo")
     preference_logs: dict[str, list[dict]] = field(default_factory=dict)  # DPO run name -> its step log
+    rl: dict[str, dict] = field(default_factory=dict)  # GRPO run name -> summary.json (method "grpo")
+    rl_logs: dict[str, list[dict]] = field(default_factory=dict)  # GRPO run name -> its step log (the monitors)
+    rl_val: dict[str, list[dict]] = field(default_factory=dict)  # GRPO run name -> its validation readings
+    rl_config: dict[str, dict] = field(default_factory=dict)  # GRPO run name -> its config.json
     dagger: dict[int, dict] = field(default_factory=dict)  # DAgger iteration -> its stats.json
     preregistration_sha256: str | None = None  # of PREREGISTRATION, None when the file is absent
 
@@ -112,10 +116,16 @@ def load_artifacts(root: Path) -> Artifacts:
     for summary in sorted((root / TRAIN_RUNS).glob("*/summary.json")):
         name, record = summary.parent.name, _read(summary)
         log = summary.parent / "train_log.jsonl"
-        # a DPO run (stage dpo_train) has another loss and other metrics: it is tabled on its own
-        runs, logs = (art.preference, art.preference_logs) if record.get("method") == "dpo" else (art.runs, art.train_logs)
+        # DPO and GRPO runs (stages dpo_train, grpo_train) have other losses and metrics: each is tabled on its own
+        runs, logs = {"dpo": (art.preference, art.preference_logs),
+                      "grpo": (art.rl, art.rl_logs)}.get(record.get("method"), (art.runs, art.train_logs))
         runs[name] = record
         logs[name] = _read(log) if log.exists() else []
+        if record.get("method") == "grpo":
+            val = summary.parent / "val_log.jsonl"
+            art.rl_val[name] = _read(val) if val.exists() else []
+            config = summary.parent / "config.json"
+            art.rl_config[name] = _read(config) if config.exists() else {}
     prereg = root / PREREGISTRATION
     art.preregistration_sha256 = sha256_file(prereg) if prereg.is_file() else None
     for reason in sorted((root / ARCHIVE).glob("*/reason.json")):

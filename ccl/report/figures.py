@@ -132,12 +132,39 @@ def loss_curves(art: Artifacts):
     return fig
 
 
+def grpo_curves(art: Artifacts):
+    """GRPO's monitors per step, one line per run: its own reward, ruler-2 success of the samples, KL to C,
+    and the greedy validation success at its readings."""
+    if not any(art.rl_logs.values()):
+        return Missing(f"{TRAIN_RUNS}/<run>/train_log.jsonl", "grpo_train", "GRPO runs").message()
+    plt = _plt()
+    fig, axes = plt.subplots(2, 2, figsize=(9, 6))
+    panels = [("reward", "own reward (sample mean)"), ("success", "ruler-2 success of samples"), ("kl", "KL to C per token")]
+    for ax, (key, label) in zip(axes.flat, panels):
+        for name, log in art.rl_logs.items():
+            pts = [(r["step"], r[key]) for r in log if r.get(key) is not None]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=name)
+        ax.set_xlabel("step")
+        ax.set_ylabel(label)
+    ax = axes.flat[3]
+    for name, val in art.rl_val.items():
+        ax.plot([r["step"] for r in val], [r["val_success"] for r in val], marker="o", label=name)
+    ax.set_xlabel("updates")
+    ax.set_ylabel("validation success (greedy)")
+    axes.flat[0].legend(fontsize=7)
+    fig.suptitle("GRPO from C: monitors per step")
+    fig.tight_layout()
+    return fig
+
+
 FIGURES = {  # file name -> (caption, builder)
     "success_by_split.png": ("Workflow success by split with 95% intervals.", success_by_split),
     "by_family.png": ("Success by task family, main splits pooled.", by_family),
     "by_depth.png": ("Success by gold workflow depth, main splits pooled.", by_depth),
     "catalogue_ablation.png": ("Success against the number of distractor tools.", catalogue),
     "loss_curves.png": ("Training loss per optimizer step for every run.", loss_curves),
+    "grpo_curves.png": ("GRPO from C: each arm's own reward, ruler-2 success of its samples and KL to C per step, and "
+                        "greedy success on the validation slice.", grpo_curves),
 }
 
 

@@ -84,6 +84,34 @@ def dpo_table(art: Artifacts) -> Table:
                        "beta-scaled difference. Both describe the training pairs, not success on any task."))
 
 
+def grpo_table(art: Artifacts) -> Table:
+    title = "GRPO runs: episodes in the world from C, one reward design each, with the reward-hacking monitors"
+    if not art.rl:
+        return missing_table("grpo", title, Missing(f"{TRAIN_RUNS}/<run>/summary.json", "grpo_train", "GRPO runs"))
+    cols = ["run", "reward", "steps x tasks x G", "reward, first → last step", "sample success (ruler 2), first → last",
+            "groups without spread", "KL to C, last step", "validation success, before → after",
+            "validation flagged, before → after (of them passed)", "minutes", "adapter sha256"]
+    rows = []
+    for name, r in art.rl.items():
+        c = art.rl_config.get(name, {}).get("grpo", {})
+        kl = "—" if r["kl_last"] is None else f"{r['kl_last']:.4f}"
+        rows.append([name, r["reward"], f"{r['steps']} x {c.get('tasks_per_step', '?')} x {c.get('group_size', '?')}",
+                     f"{r['reward_first']:.3f} → {r['reward_last']:.3f}",
+                     f"{r['success_first']:.3f} → {r['success_last']:.3f}", f"{r['zero_spread_groups_mean']:.2f}", kl,
+                     f"{r['val_success_before']:.3f} → {r['val_success_after']:.3f}",
+                     f"{r['val_flagged_before']:.3f} → {r['val_flagged_after']:.3f} ({r['val_flagged_and_passed_after']})",
+                     f"{r['train_minutes']:.1f}", r["adapter_sha256"]])
+    return Table("grpo", title, cols, rows, [f"{TRAIN_RUNS}/{n}/{f}" for n in art.rl for f in ("summary.json", "config.json")],
+                 note=("Each step samples G episodes of each of its fresh training-pool tasks at temperature 1; rewards "
+                       "are normalised within a task's group, groups without spread are left out of the update, and "
+                       "the loss is TRL's (token mean, clip 0.2) with a KL penalty to C (ccl/learn/grpo.py). The reward "
+                       "column is the arm's own design (sparse: ruler-2 success; decomposed: ruler 2's weighted "
+                       "criteria; dense: the share of turns passing their grade from a recoverable state). Validation: "
+                       "greedy episodes on a fixed slice of the validation pool before the first and after the last "
+                       "update; flagged: episodes resembling a red-team farm (ccl/learn/hacking.py), in brackets how "
+                       "many of those ruler 2 passed (each one a candidate false positive to read)."))
+
+
 def err_table(art: Artifacts) -> Table:
     title = "The error-driven round's data"
     s = art.get(ERR_STATS)
@@ -155,8 +183,8 @@ def learning_tables(art: Artifacts) -> list[Table]:
                if isinstance(summary, Missing) or "learned" in summary else
                missing_table("learned", "Learning arms against C and A_base (exploratory)",
                              Missing(SUMMARY, "analyze", "rerun: it predates the learning arms' table")))
-    return [learned, replay_kind_table(art), coverage_table(art), dagger_table(art), dpo_table(art), err_table(art),
-            clusters_table(art)]
+    return [learned, replay_kind_table(art), coverage_table(art), dagger_table(art), dpo_table(art), grpo_table(art),
+            err_table(art), clusters_table(art)]
 
 
 def every_table(art: Artifacts) -> dict[str, Table]:
@@ -178,4 +206,8 @@ def learning_facts(art: Artifacts) -> dict[str, Any]:
         "significant_vs_c": sum(r["significant"] for r in vs_c.values()),
         "coverage": None if isinstance(cov, Missing) else cov["all"],
         "iterations": len(art.dagger),
+        "grpo": [{"run": n, "steps": r["steps"], "minutes": r["train_minutes"],
+                  "val_before": f"{r['val_success_before']:.3f}", "val_after": f"{r['val_success_after']:.3f}",
+                  "val_n": len(art.rl_config.get(n, {}).get("val_tasks", [])),
+                  "flagged_passed": r["val_flagged_and_passed_after"]} for n, r in art.rl.items()],
     }

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..artifacts.inputs import read_rows
 from ..artifacts.jsonio import atomic_write_bytes, dumps, sha256_file, write_json
-from ..artifacts.manifest import write_manifest
+from ..artifacts.manifest import folder_files, write_manifest
 from ..config import ConfigError, ModelsConfig, load_params, stage_config
 from ..devices import pick_device
 from ..learn.dpo import DpoConfig, train_dpo
@@ -72,6 +72,5 @@ def run(p: Plan, store: ModelStore, pairs: Path, init: Path, runs: Path, device:
                "final_reward_margin": last["reward_margin"],
                "adapter_sha256": sha256_file(root / "adapter" / ADAPTER_FILE)}
     write_json(root / "summary.json", summary)
-    files = [f for f in root.rglob("*") if f.is_file() and f.name != "manifest.json" and not f.name.startswith(".")]
-    write_manifest(root, files, {"run": p.run, "stage": "dpo_train"})
+    write_manifest(root, folder_files(root), {"run": p.run, "stage": "dpo_train"})
     return summary

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..artifacts.jsonio import atomic_write_bytes, dumps, read_jsonl, sha256_file, write_json
-from ..artifacts.manifest import write_manifest
+from ..artifacts.manifest import folder_files, write_manifest
 from ..resources import peak_memory_gb
 from ..vocabulary import Run
 from .errors import Diverged, TrainingError
@@ -324,10 +324,7 @@ def _publish(run: Run, paths: RunPaths, fingerprint: dict, device: str, summary:
         paths.checkpoint.replace(paths.continuation)
     else:
         paths.checkpoint.unlink(missing_ok=True)
-    # Dotfiles (the .gitignore DVC keeps here) are not artifacts; verify.py skips them too.
-    files = [p for p in paths.root.rglob("*")
-             if p.is_file() and p.name != "manifest.json" and not p.name.startswith(".")]
-    write_manifest(paths.root, files, {"run": run.name, "stage": "train"})
+    write_manifest(paths.root, folder_files(paths.root), {"run": run.name, "stage": "train"})
 
 
 def _weights_id(folder: Path) -> str:

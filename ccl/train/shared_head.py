@@ -132,6 +132,24 @@ def _full_attention_only(cfg) -> bool:
 
 def summed_nll(model: torch.nn.Module, batch: list[Packed], pad_id: int, device: str) -> tuple[torch.Tensor, int]:
     """Sum of target-token negative log-likelihoods over the batch, and the target count."""
+    logits, s = target_logits(model, batch, pad_id, device)
+    loss = torch.nn.functional.cross_entropy(logits, s.targets, reduction="sum")
+    return loss, int(s.targets.numel())
+
+
+def target_logps(model: torch.nn.Module, batch: list[Packed], pad_id: int, device: str,
+                 temperature: float = 1.0) -> torch.Tensor:
+    """Each target token's log-probability (logits divided by ``temperature``, as the sampler drew them),
+    row by row and in order within a row: the per-token quantity policy-gradient losses need (GRPO)."""
+    logits, s = target_logits(model, batch, pad_id, device)
+    logps = torch.log_softmax(logits / temperature, dim=-1)
+    return logps.gather(1, s.targets[:, None])[:, 0]
+
+
+def target_logits(model: torch.nn.Module, batch: list[Packed], pad_id: int,
+                  device: str) -> tuple[torch.Tensor, Split]:
+    """Float32 logits at every target's predicting position (the shared head run once), and the split
+    that says which row, position and token each belongs to."""
     from transformers import DynamicCache
 
     body, lm_head = _body_and_head(model)
@@ -146,6 +164,4 @@ def summed_nll(model: torch.nn.Module, batch: list[Packed], pad_id: int, device:
         cache = DynamicCache(config=body.config)
         cache.layers = [Prefix(layer.keys, layer.values) for layer in record.layers]
     hidden = body(input_ids=s.rest, attention_mask=s.mask, cache=cache, use_cache=False).last_hidden_state
-    logits = lm_head(hidden[s.rows, s.cols]).float()
-    loss = torch.nn.functional.cross_entropy(logits, s.targets, reduction="sum")
-    return loss, int(s.targets.numel())
+    return lm_head(hidden[s.rows, s.cols]).float(), s

@@ -1,0 +1,126 @@
+"""Stage grpo_train: C_grpo_<reward>, GRPO from C against one reward design (issue 41; ``ccl.learn.grpo``).
+
+Writes ``runs/<run>/`` as the train stage does: ``adapter/`` (peft format), ``config.json``,
+``train_log.jsonl`` (the monitors, one line per step), ``summary.json``, ``manifest.json``; and beside
+them ``val_log.jsonl`` (greedy validation readings) and ``samples.jsonl.gz`` (the first and the last
+step's sampled episodes in full, to be read). Sampling and training run on torch whatever
+``models.student_engine`` says: the sampler is the model being trained. Reads the training pool and the
+validation pool, never an evaluation split.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from ..artifacts.inputs import split_rows
+from ..artifacts.jsonio import atomic_write_bytes, dumps, sha256_file, write_json, write_jsonl
+from ..artifacts.manifest import folder_files, write_manifest
+from ..config import ConfigError, ModelsConfig, load_params, stage_config
+from ..data.teacher import DistillConfig
+from ..devices import pick_device
+from ..learn.dagger import DaggerConfig
+from ..learn.grpo import GroupSampler, GrpoConfig, Learner, train_grpo
+from ..models.registry import ModelStore
+from ..models.weights import model_dir
+from ..policy.base import GenConfig
+from ..policy.torch_backend import TorchBackend
+from ..records import Task
+from ..resources import peak_memory_gb
+from ..train.torch_trainer import ADAPTER_FILE, load_adapter_for_training, save_adapter
+from ..vocabulary import GRPO, GRPO_REWARDS, training_run
+
+TRAIN_POOL, VAL_POOL = "train_pool", "val_pool"  # the only splits GRPO reads
+
+
+@dataclass(frozen=True)
+class Plan:
+    run: str
+    design: str  # the reward the arm trains on
+    cfg: GrpoConfig
+    models: ModelsConfig
+    profile: str
+    pool: list[Task]
+    val: list[Task]
+
+
+def plan(params: Path, profile: str | None, run: str, data: Path) -> Plan:
+    values = load_params(params)
+    cfg, profile = stage_config(values, "grpo", GrpoConfig, profile, where=str(params))
+    models, _ = stage_config(values, "models", ModelsConfig, profile, where=str(params))
+    try:
+        variant = training_run(run).variant
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    if variant not in GRPO:  # the stage replaces the run's folder: never let it write over another arm's
+        raise ConfigError(f"grpo_train writes GRPO runs ({', '.join(GRPO)}, _s<seed>), not {run!r}")
+    _check_fresh(values, profile, cfg, params)
+    pool = split_rows(data / "tasks", TRAIN_POOL)
+    try:
+        cfg.step_tasks(pool, cfg.steps - 1)
+    except ValueError as e:
+        raise ConfigError(f"{params}: {e}") from None
+    val = split_rows(data / "tasks", VAL_POOL)[:cfg.val_tasks]
+    return Plan(run, GRPO_REWARDS[GRPO.index(variant)], cfg, models, profile, pool, val)
+
+
+def _check_fresh(values: dict, profile: str, cfg: GrpoConfig, params: Path) -> None:
+    """GRPO's tasks must be ones no earlier arm saw: past C's (distill.n) and DAgger's slices."""
+    offered, _ = stage_config(values, "distill", DistillConfig, profile, where=str(params))
+    dagger, _ = stage_config(values, "dagger", DaggerConfig, profile, where=str(params))
+    taken = max(offered.n, dagger.task_offset + dagger.tasks_per_iteration * len(dagger.betas))
+    if cfg.task_offset < taken:
+        raise ConfigError(f"{params}: grpo.task_offset {cfg.task_offset} overlaps the training tasks C and DAgger use "
+                          f"(the first {taken} of the pool); set it to {taken} or more")
+
+
+def run(p: Plan, store: ModelStore, init: Path, runs: Path, device: str | None = None,
+        model_path: str | None = None, progress=lambda rec: None) -> dict:
+    """Train ``runs/<run>`` from the adapter in ``init`` (C's run folder)."""
+    folder = model_dir(store, p.models.student, model_path)
+    device = pick_device(device)
+    torch.manual_seed(p.cfg.seed)
+    tm = load_adapter_for_training(folder, init / "adapter", device)
+    ref = load_adapter_for_training(folder, init / "adapter", device)
+    ref.model.eval()
+    for param in ref.model.parameters():
+        param.requires_grad_(False)
+    gen = GenConfig(max_new_tokens=p.cfg.max_new_tokens, temperature=p.cfg.temperature, top_p=p.cfg.top_p,
+                    seed=p.cfg.seed)
+    sampler = GroupSampler(TorchBackend.around(tm.model, tm.tok), gen, name=p.run)
+    opt = torch.optim.AdamW([q for q in tm.model.parameters() if q.requires_grad], lr=p.cfg.lr, weight_decay=0.0)
+    result = train_grpo(Learner(tm, ref, sampler, opt, p.cfg), p.pool, p.val, p.design, progress)
+    root = runs / p.run
+    root.mkdir(parents=True, exist_ok=True)
+    save_adapter(tm, root / "adapter")
+    for name, rows in (("train_log.jsonl", result.log), ("val_log.jsonl", result.val_log)):
+        atomic_write_bytes(root / name, "".join(dumps(e) + "\n" for e in rows).encode())
+    write_jsonl(root / "samples.jsonl.gz", result.first_samples + result.last_samples)
+    write_json(root / "config.json", {"run": p.run, "reward": p.design, "grpo": dataclasses.asdict(p.cfg),
+                                      "base_model": p.models.student, "device": device,
+                                      "init_adapter_sha256": sha256_file(init / "adapter" / ADAPTER_FILE),
+                                      "tasks": [t["id"] for s in range(p.cfg.steps) for t in p.cfg.step_tasks(p.pool, s)],
+                                      "val_tasks": [t["id"] for t in p.val]})
+    out = summary(p, init, root, result)
+    write_json(root / "summary.json", out)
+    write_manifest(root, folder_files(root), {"run": p.run, "stage": "grpo_train"})
+    return out
+
+
+def summary(p: Plan, init: Path, root: Path, result) -> dict:
+    first, last = result.log[0], result.log[-1]
+    val0, val1 = result.val_log[0], result.val_log[-1]
+    return {"run": p.run, "method": "grpo", "reward": p.design, "init": init.name, "steps": len(result.log),
+            "episodes": sum(r["episodes"] for r in result.log), "train_minutes": round(result.seconds / 60, 2),
+            "peak_mem_gb": peak_memory_gb(),
+            "reward_first": first["reward"], "reward_last": last["reward"],
+            "success_first": first["success"], "success_last": last["success"],
+            "kl_last": last["kl"], "zero_spread_groups_mean": round(sum(r["zero_spread_groups"] for r in result.log)
+                                                                   / len(result.log), 6),
+            "val_success_before": val0["val_success"], "val_success_after": val1["val_success"],
+            "val_flagged_before": val0["val_flagged"], "val_flagged_after": val1["val_flagged"],
+            "val_flagged_and_passed_after": val1["val_flagged_and_passed"],
+            "adapter_sha256": sha256_file(root / "adapter" / ADAPTER_FILE)}
+
