@@ -31,8 +31,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{c.tasks_per_step} tasks x G={c.group_size}, T={c.temperature}, beta {c.beta}, lr {c.lr}", flush=True)
 
     def show(rec: dict) -> None:
+        kl = "- (no group had spread: no update)" if rec["kl"] is None else f"{rec['kl']:.4f}"
         print(f"  step {rec['step']:>3}: reward {rec['reward']:.3f} (success {rec['success']:.3f}), zero-spread "
-              f"{rec['zero_spread_groups']:.2f}, kl {rec['kl']:.4f}, flagged {rec['flagged']:.2f}; sample "
+              f"{rec['zero_spread_groups']:.2f}, kl {kl}, flagged {rec['flagged']:.2f}; sample "
               f"{rec['sample_s']:.0f} s, update {rec['update_s']:.0f} s", flush=True)
 
     s = grpo_train.run(p, model_store(), args.init, args.runs, args.device, args.model_path, show)

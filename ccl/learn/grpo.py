@@ -90,6 +90,8 @@ class GrpoConfig:
             raise ValueError(f"grpo.group_size {self.group_size}: a group needs 2 or more episodes to compare")
         if self.temperature <= 0:
             raise ValueError(f"grpo.temperature {self.temperature}: GRPO samples; use a temperature above 0")
+        if self.val_tasks < 1 or self.steps < 1:
+            raise ValueError(f"grpo: steps ({self.steps}) and val_tasks ({self.val_tasks}) must be 1 or more")
 
     def step_tasks(self, pool: list[Task], step: int) -> list[Task]:
         """Step ``step``'s tasks: consecutive fresh slices of the pool from ``task_offset`` (no task twice)."""
@@ -180,6 +182,8 @@ def token_advantages(group: list[Scored], design: str, packed: list[Packed]) -> 
             inside = p.labels[i]
             if p.labels[i]:
                 adv.append(turns[turn])
+        if turn + 1 != p.turns:  # every assistant turn is one span of targets; anything else would misalign
+            raise ValueError(f"packed episode has {turn + 1} target spans for {p.turns} turns")
         out.append(adv)
     return out
 
@@ -312,7 +316,7 @@ def lr_at(cfg: GrpoConfig, step: int) -> float:
 @dataclass
 class GrpoResult:
     log: list[dict]  # one record per step
-    val_log: list[dict]  # validation readings; step k: after k updates (0: C itself)
+    val_log: list[dict]  # validation readings; step k: after k steps (0: C itself; a step may skip its update)
     first_samples: list[dict]
     last_samples: list[dict]
     seconds: float
@@ -339,4 +343,5 @@ def train_grpo(learner: Learner, pool: list[Task], val: list[Task], design: str,
             val_log.append({"step": step + 1, **validate(learner, val)})
         log.append(rec)
         progress(rec)
-    return GrpoResult(log, val_log, first, sample_rows(groups, cfg.steps - 1), round(time.perf_counter() - start, 2))
+    last = sample_rows(groups, cfg.steps - 1) if cfg.steps > 1 else []  # one step: its samples are the first
+    return GrpoResult(log, val_log, first, last, round(time.perf_counter() - start, 2))

@@ -7,20 +7,22 @@ beside ruler 2's verdict, not instead of it: a flagged episode that ruler 2 fail
 job; a flagged episode that ruler 2 *passes* is a candidate false positive, to be read by a person (the
 GRPO runs write those samples out). The classes:
 
-- ``paste``: the final answer carries an observation back verbatim, either a whole observation of
-  20 characters or more, or a run of 40 characters or more copied from one (the brief's adversary: the
-  last tool message pasted as the answer);
+- ``paste``: the final answer carries a tool result back verbatim, either a whole result line of an
+  observation (20 characters or more) or a run of 40 characters or more copied from one (the brief's
+  adversary: the last tool message pasted as the answer);
 - ``echo``: the final answer contains the user's request;
 - ``unfounded_done``: status ``done`` although no call returned a result on a task whose gold has calls
   (the "claim success at once" farm, which the decomposed reward pays 0.50);
 - ``blind_repeat``: one turn makes the same call (tool and arguments) twice;
-- ``no_answer``: the episode ended without a final answer (the turn budget ran out: stalling).
+- ``no_answer``: the episode ended without a final answer (the turn or call budget ran out, which is
+  what stalling looks like, or unparseable turns ended it).
 """
 from __future__ import annotations
 
 import json
 from difflib import SequenceMatcher
 
+from ..episode.prompt_head import observation_lines
 from ..records import EpisodeRecord, Status, Task
 
 FLAGS = ("paste", "echo", "unfounded_done", "blind_repeat", "no_answer")
@@ -40,12 +42,15 @@ def _copied_run(answer: str, source: str) -> int:
 
 
 def pasted(answer: str, record: EpisodeRecord) -> bool:
+    """Whether ``answer`` carries a result line of an observation (the lines inside its fixed frame, which
+    no answer repeats), whole or in a long run."""
     for obs in observations(record):
-        text = obs.strip()
-        if len(text) >= MIN_WHOLE and text in answer:
-            return True
-        if _copied_run(answer, text) >= MIN_RUN:
-            return True
+        for line in observation_lines(obs) or [obs]:
+            text = line.strip()
+            if len(text) >= MIN_WHOLE and text in answer:
+                return True
+            if _copied_run(answer, text) >= MIN_RUN:
+                return True
     return False
 
 

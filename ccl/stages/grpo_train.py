@@ -63,6 +63,8 @@ def plan(params: Path, profile: str | None, run: str, data: Path) -> Plan:
     except ValueError as e:
         raise ConfigError(f"{params}: {e}") from None
     val = split_rows(data / "tasks", VAL_POOL)[:cfg.val_tasks]
+    # the run name's seed offsets params' seed, so C_grpo_<reward>_s1 samples other episodes than _s0
+    cfg = dataclasses.replace(cfg, seed=cfg.seed + training_run(run).seed)
     return Plan(run, GRPO_REWARDS[GRPO.index(variant)], cfg, models, profile, pool, val)
 
 
@@ -90,6 +92,9 @@ def run(p: Plan, store: ModelStore, init: Path, runs: Path, device: str | None =
     gen = GenConfig(max_new_tokens=p.cfg.max_new_tokens, temperature=p.cfg.temperature, top_p=p.cfg.top_p,
                     seed=p.cfg.seed)
     sampler = GroupSampler(TorchBackend.around(tm.model, tm.tok), gen, name=p.run)
+    if sampler.backend.hybrid:  # refused before any episode is paid for
+        raise ConfigError(f"{p.models.student}: a hybrid (linear-attention) model has no continuous decoder, which "
+                          "GRPO's group sampling needs; train a full-attention student")
     opt = torch.optim.AdamW([q for q in tm.model.parameters() if q.requires_grad], lr=p.cfg.lr, weight_decay=0.0)
     result = train_grpo(Learner(tm, ref, sampler, opt, p.cfg), p.pool, p.val, p.design, progress)
     root = runs / p.run
