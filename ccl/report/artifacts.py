@@ -40,6 +40,7 @@ EXPERT_COVERAGE = "results/learn/expert_coverage.json"
 DAGGER = "data/v1/dagger"  # data/v1/dagger/iter<k>/stats.json: one DAgger iteration's data
 ERR_STATS = "data/v1/err/stats.json"
 ERR_CLUSTERS = "results/learn/err_clusters.json"
+REPEAT_AUDIT = "results/learn/repeat_audit.json"  # issue 41, post hoc
 # what the report says where results/summary.json was written before the primary contrasts existed
 SUMMARY_WITHOUT_PRIMARY = f"`{SUMMARY}` predates the primary contrasts; rerun the `analyze` stage."
 # ... and before the judge stages wrote ruler 2's verdicts beside ruler 1's (ccl/judge/ruler2.py)
@@ -60,6 +61,7 @@ PRODUCERS: dict[str, tuple[str, str]] = {
     EXPERT_COVERAGE: ("the any-state expert's reach from deviated states", "expert_coverage"),
     ERR_STATS: ("the error-driven round's training set", "err_data"),
     ERR_CLUSTERS: ("the validation replay set per coordinate, before and after", "err_compare"),
+    REPEAT_AUDIT: ("ruler-2 successes that repeat an answered call", "repeat_audit"),
 }
 
 

@@ -14,6 +14,7 @@ from .artifacts import (
     ERR_CLUSTERS,
     ERR_STATS,
     EXPERT_COVERAGE,
+    REPEAT_AUDIT,
     REPLAY_SUMMARY,
     SUMMARY,
     TRAIN_RUNS,
@@ -112,6 +113,23 @@ def grpo_table(art: Artifacts) -> Table:
                        "many of those ruler 2 passed (each one a candidate false positive to read)."))
 
 
+def repeat_table(art: Artifacts) -> Table:
+    title = "Post hoc: ruler-2 successes that repeat an answered call, and success without them"
+    r = art.get(REPEAT_AUDIT)
+    if isinstance(r, Missing):
+        return missing_table("repeat_audit", title, r)
+    cols = ["configuration", "episodes", "ruler-2 successes", "of them repeating an answered call",
+            "ruler-2 success", "success without such repeats"]
+    rows = [[name, str(c["episodes"]), str(c["ruler2_successes"]), str(c["successes_repeating_an_answered_call"]),
+             f"{c['ruler2_pct']:.1f}%", f"{c['without_repeats_pct']:.1f}%"]
+            for name, c in r["configs"].items() if c["episodes"]]
+    return Table("repeat_audit", title, cols, rows, [REPEAT_AUDIT],
+                 note=("Main splits pooled, one row per evaluated run. A repeat: a call identical in tool and arguments "
+                       "to one of an earlier turn whose outcome was not a timeout (after a timeout, asking again is "
+                       "right). Ruler 2 fails such a repeat only within one turn. Defined after reading the GRPO "
+                       "samples (experiments/grpo_cpu), so post hoc; ruler 2's numbers stand as they are."))
+
+
 def err_table(art: Artifacts) -> Table:
     title = "The error-driven round's data"
     s = art.get(ERR_STATS)
@@ -184,7 +202,7 @@ def learning_tables(art: Artifacts) -> list[Table]:
                missing_table("learned", "Learning arms against C and A_base (exploratory)",
                              Missing(SUMMARY, "analyze", "rerun: it predates the learning arms' table")))
     return [learned, replay_kind_table(art), coverage_table(art), dagger_table(art), dpo_table(art), grpo_table(art),
-            err_table(art), clusters_table(art)]
+            repeat_table(art), err_table(art), clusters_table(art)]
 
 
 def every_table(art: Artifacts) -> dict[str, Table]:
