@@ -149,7 +149,7 @@ def grpo_curves(art: Artifacts):
     ax = axes.flat[3]
     for name, val in art.rl_val.items():
         ax.plot([r["step"] for r in val], [r["val_success"] for r in val], marker="o", label=name)
-    ax.set_xlabel("updates")
+    ax.set_xlabel("steps done")
     ax.set_ylabel("validation success (greedy)")
     axes.flat[0].legend(fontsize=7)
     fig.suptitle("GRPO from C: monitors per step")
