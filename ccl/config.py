@@ -27,7 +27,7 @@ PROFILES = ("paper", "paper-cuda", "cpu", "smoke")  # paper-cuda: paper sizes, a
 # the top level of params.yaml: the profile, the run matrix, and one section per stage
 SECTIONS = ("profile", "runs", "replay_runs", "models", "build_datasets", "distill", "build_sft", "train", "evaluate", "analyze",
             "power", "serve_eval", "learned_runs", "dagger_iterations", "dagger", "val_replay_runs", "err", "dpo",
-            "grpo")
+            "grpo", "bfcl", "bfcl_runs")
 T = TypeVar("T")
 
 
@@ -51,6 +51,13 @@ def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
         raise ConfigError(f"{path}: replay_runs {sorted(set(replayed) - set(runs))} are not in runs (only trained "
                           f"runs can be replayed): {runs}")
     check_learned(params, str(path))
+    bfcl = params.get("bfcl_runs", [])
+    if not isinstance(bfcl, list) or not all(isinstance(r, str) for r in bfcl):
+        raise ConfigError(f"{path}: bfcl_runs: expected a list of run names, got {bfcl!r}")
+    trained = set(runs) | set(params.get("learned_runs", []) or [])
+    if not set(bfcl) <= trained:
+        raise ConfigError(f"{path}: bfcl_runs {sorted(set(bfcl) - trained)} are neither in runs nor in learned_runs "
+                          "(only a trained run has an adapter to answer with)")
     return params
 
 

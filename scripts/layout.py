@@ -24,4 +24,7 @@ ARCHIVE = ROOT / "archive"  # training runs that broke the stability rule
 STABILITY_LOG = ROOT / "logs" / "stability.jsonl"
 SITE = ROOT / "web" / "public"
 MODEL_REGISTRY = ROOT / "configs" / "models.yaml"
+BFCL_SAMPLE = ROOT / "data" / "bfcl" / "sample.json"  # the BFCL questions every configuration answers
+BFCL_RESULTS = RESULTS / "bfcl"  # the verdicts and the table (stage bfcl_score)
+BFCL_ANSWERS = BFCL_RESULTS / "answers"  # one folder of answers per configuration (stage bfcl)
 

@@ -38,7 +38,8 @@ def smoke_distilled(smoke_data):
 def smoke_study(smoke_distilled, tmp_path_factory):
     """A repository-shaped root with the whole smoke chain run once per session:
     build_sft -> train C_s0 -> evaluate and judge C_s0 and oracle -> analyze, and their decision-point
-    replay: build_replay -> replay and replay_judge C_s0 and oracle -> analyze_replay. Layout as in the repository
+    replay: build_replay -> replay and replay_judge C_s0 and oracle -> analyze_replay; BFCL: bfcl_sample -> bfcl
+    A_base, C_s0 and oracle -> bfcl_score. Layout as in the repository
     (data/v1, runs, logs, results), so report and site builders run on it with --root."""
     study = tmp_path_factory.mktemp("study")
     for name in ("dvc.yaml", "params.yaml"):  # the site's pipeline table reads the root's own
@@ -69,6 +70,14 @@ def smoke_study(smoke_distilled, tmp_path_factory):
     run_py("-m", "scripts.analyze_replay", "--profile", "smoke", "--replay", str(replay), "--runs", str(results),
            "--out", str(study / "results" / "replay_summary.json"))
     run_py("-m", "scripts.power", "--profile", "smoke", "--data", str(data), "--out", str(study / "results" / "power.json"))
+    # the external benchmark: BFCL's smoke draw answered by A_base, C_s0 and the oracle, checked by BFCL
+    sample, answers = study / "data" / "bfcl" / "sample.json", study / "results" / "bfcl" / "answers"
+    run_py("-m", "scripts.bfcl_sample", "--profile", "smoke", "--out", str(sample))
+    for name, extra in (("A_base", []), ("C_s0", ["--adapter", str(runs / "C_s0")]), ("oracle", [])):
+        run_py("-m", "scripts.bfcl", "--profile", "smoke", "--name", name, *extra, "--sample", str(sample),
+               "--out", str(answers))
+    run_py("-m", "scripts.bfcl_score", "--names", "A_base", "C_s0", "oracle", "--sample", str(sample),
+           "--answers", str(answers), "--out", str(study / "results" / "bfcl"))
     # a README with the results-in-brief block that build_report rewrites
     (study / "README.md").write_text("# Study\n\n<!-- BEGIN:results-in-brief -->\n<!-- END:results-in-brief -->\n")
     return study

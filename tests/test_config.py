@@ -11,6 +11,7 @@ import pytest
 from ccl.analysis.runs import AnalyzeConfig
 from ccl.config import ConfigError, load_params, stage_config
 from ccl.episode.evaluate_config import EvaluateConfig
+from ccl.external.bfcl_config import CATEGORIES, BfclConfig
 from ccl.train.recipe import StabilityRule, TrainRecipe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +57,7 @@ def test_a_stage_script_prints_one_line_and_no_traceback(tmp_path):
                                              "profile, runs, replay_runs, models, build_datasets, distill, build_sft, "
                                              "train, "
                                              "evaluate, analyze, power, serve_eval, learned_runs, dagger_iterations, "
-                                             "dagger, val_replay_runs, err, dpo, grpo"]
+                                             "dagger, val_replay_runs, err, dpo, grpo, bfcl, bfcl_runs"]
 
 
 def test_the_committed_params_are_valid_for_every_profile():
@@ -64,6 +65,20 @@ def test_the_committed_params_are_valid_for_every_profile():
     for profile in ("paper", "cpu", "smoke"):
         assert stage_config(params, "evaluate", EvaluateConfig, profile)[0].splits
         assert stage_config(params, "train", TrainRecipe, profile)[0].lr > 0
+        assert stage_config(params, "bfcl", BfclConfig, profile)[0].categories == CATEGORIES
+    assert stage_config(params, "bfcl", BfclConfig, "paper")[0].per_category is None  # every question
+
+
+def test_bfcl_runs_must_be_trained_runs_of_the_params(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_text("runs: [C_s0]\nlearned_runs: [C_err_s0]\nbfcl_runs: [C_s0, C_err_s0]\n")
+    assert load_params(path)["bfcl_runs"] == ["C_s0", "C_err_s0"]
+    path.write_text("runs: [C_s0]\nbfcl_runs: [B_s0]\n")
+    with pytest.raises(ConfigError, match=r"bfcl_runs \['B_s0'\] are neither in runs nor in learned_runs"):
+        load_params(path)
+    path.write_text("runs: [C_s0]\nbfcl_runs: C_s0\n")
+    with pytest.raises(ConfigError, match="bfcl_runs: expected a list of run names, got 'C_s0'"):
+        load_params(path)
 
 
 def resolve(stage: str, cls: type, section: object):

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("analysis", ("ccl.analysis",)),
     ("report", ("ccl.report",)),
     ("serve", ("ccl.serve",)),
+    ("external", ("ccl.external",)),
     ("stages", ("ccl.stages",)),
 )
 MAX_FILE_LINES, MAX_FUNCTION_LINES = 500, 60

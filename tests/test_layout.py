@@ -13,6 +13,10 @@ TOP = ("data", "results", "runs", "logs", "archive", "web", "configs", "models",
 REPORT_LAYOUT = "ccl/report/artifacts.py"
 # folders inside the site being written (web/public/data/...), not the repository's
 SITE_INTERNAL = ("data/traces", "data/replay")
+# bfcl-eval creates its scratch folders at import under $BFCL_PROJECT_ROOT (default: inside
+# site-packages); the one module that imports it sets that variable to a temporary folder first. It
+# writes the environment for the package, and locates nothing in the repository.
+SETS_BFCL_SCRATCH = "ccl/external/bfcl_lib.py"
 
 
 def library_files() -> list[Path]:
@@ -40,6 +44,8 @@ def repository_paths(path: Path) -> list[str]:
 def test_the_library_never_locates_the_repository_or_builds_a_path_in_it():
     problems = {p.relative_to(ROOT).as_posix(): found for p in library_files()
                 if p.relative_to(ROOT).as_posix() != REPORT_LAYOUT and (found := repository_paths(p))}
+    scratch = problems.pop(SETS_BFCL_SCRATCH, [])
+    assert all(f.endswith("(environ)") for f in scratch), scratch
     assert not problems, problems
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ..artifacts.jsonio import sha256_file
 
 # The report's layout, the one place it is declared: the root is a repository-shaped folder
@@ -41,6 +43,9 @@ DAGGER = "data/v1/dagger"  # data/v1/dagger/iter<k>/stats.json: one DAgger itera
 ERR_STATS = "data/v1/err/stats.json"
 ERR_CLUSTERS = "results/learn/err_clusters.json"
 REPEAT_AUDIT = "results/learn/repeat_audit.json"  # issue 41, post hoc
+# the external yardstick (issue 42)
+BFCL_SUMMARY = "results/bfcl/summary.json"
+BFCL_LEADERBOARD = "configs/bfcl_leaderboard.yaml"  # published numbers, copied by hand with their source
 # what the report says where results/summary.json was written before the primary contrasts existed
 SUMMARY_WITHOUT_PRIMARY = f"`{SUMMARY}` predates the primary contrasts; rerun the `analyze` stage."
 # ... and before the judge stages wrote ruler 2's verdicts beside ruler 1's (ccl/judge/ruler2.py)
@@ -62,6 +67,8 @@ PRODUCERS: dict[str, tuple[str, str]] = {
     ERR_STATS: ("the error-driven round's training set", "err_data"),
     ERR_CLUSTERS: ("the validation replay set per coordinate, before and after", "err_compare"),
     REPEAT_AUDIT: ("ruler-2 successes that repeat an answered call", "repeat_audit"),
+    BFCL_SUMMARY: ("every configuration on BFCL, checked by BFCL's checker", "bfcl_score"),
+    BFCL_LEADERBOARD: ("published BFCL numbers with their source", "a hand copy from the BFCL leaderboard's data files"),
 }
 
 
@@ -104,6 +111,8 @@ class Artifacts:
 
 
 def _read(path: Path) -> Any:
+    if path.suffix == ".yaml":
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     if path.suffix == ".jsonl":
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return json.loads(path.read_text(encoding="utf-8"))

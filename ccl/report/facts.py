@@ -18,6 +18,7 @@ from .artifacts import (
     Artifacts,
     Missing,
 )
+from .external import bfcl_facts
 from .learning import learning_facts
 
 
@@ -174,5 +175,6 @@ def all_facts(art: Artifacts) -> dict[str, Any]:
         "variants": None if isinstance(variants, Missing) else variants,
         "training": training_facts(art),
         "learning": learning_facts(art),
+        "bfcl": bfcl_facts(art),
         "missing": {p: v.message() for p, v in art.files.items() if isinstance(v, Missing)},
     }

@@ -21,6 +21,7 @@ from .artifacts import (
     Artifacts,
     Missing,
 )
+from .external import external_tables
 from .tables import Table, all_tables, composition, missing_table, summary_table
 
 
@@ -206,8 +207,8 @@ def learning_tables(art: Artifacts) -> list[Table]:
 
 
 def every_table(art: Artifacts) -> dict[str, Table]:
-    """The study's tables (``tables.all_tables``) and the learning arms', by marker name."""
-    return all_tables(art) | {t.name: t for t in learning_tables(art)}
+    """The study's tables (``tables.all_tables``), the learning arms' and the external benchmark's, by marker name."""
+    return all_tables(art) | {t.name: t for t in [*learning_tables(art), *external_tables(art)]}
 
 
 def learning_facts(art: Artifacts) -> dict[str, Any]:

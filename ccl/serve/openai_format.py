@@ -19,8 +19,10 @@ from typing import Callable
 
 from ..artifacts.jsonio import dumps
 from ..data.sft_export import from_tool_format, tool_call
+from ..episode.prompt import compose_system
 from ..episode.prompt_head import observation_lines
 from ..episode.runtime import Action, Limits, parse_action
+from ..world.catalogue import render_tools
 
 
 class FormatError(ValueError):
@@ -107,6 +109,19 @@ def study_messages(messages: list[dict], raw_of: Callable[[tuple[str, ...]], str
             raise FormatError(f"messages[{i}].role must be system, user, assistant or tool; got {role!r}")
     return "\n".join(system), from_tool_format(rest)
 
+
+
+def request_messages(tools: list[dict] | None, messages: list[dict],
+                     raw_of: Callable[[tuple[str, ...]], str | None] = lambda ids: None,
+                     fewshot: bool = False) -> list[dict]:
+    """An OpenAI request's ``tools`` and ``messages`` as the study's messages: the composed system
+    prompt (static head, A+'s examples with ``fewshot``, the client's system text as the context line,
+    the tools' catalogue listing; ``tools`` None: no listing), then the conversation in the study's
+    form. The server and the external benchmarks (ccl.external) both build prompts here. Raises
+    ToolsError or FormatError naming the field."""
+    listing = render_tools(tools) if tools is not None else ""
+    context, rest = study_messages(messages, raw_of)
+    return [{"role": "system", "content": compose_system(context, listing, fewshot)}, *rest]
 
 def episode_messages(messages: list[dict], ids: dict[int, list[str]]) -> list[dict]:
     """An episode's messages after its system prompt as an OpenAI client sends them: assistant turns

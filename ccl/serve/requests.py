@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..episode.prompt import compose_system
 from ..policy.adapters import resolve_adapter
 from ..policy.base import GenConfig
-from ..world.catalogue import ToolsError, render_tools
+from ..world.catalogue import ToolsError
 from .app import CHAIN, HOST, LOOPBACK_NAMES, MIN_TEMPERATURE, ROLES, UNSUPPORTED, ApiError, App, Provider
-from .openai_format import FormatError, study_messages
+from .openai_format import FormatError, request_messages
 
 
 # ---------------------------------------------------------------- request checks
@@ -157,13 +156,12 @@ def tool_messages(app: App, body: dict) -> list[dict]:
     if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
         raise ApiError(400, "messages must be a non-empty list of message objects", param="messages")
     try:
-        tools = render_tools(body["tools"]) if body.get("tool_choice") != "none" else ""
-        context, rest = study_messages(messages, app.raw.get)
+        study = request_messages(body["tools"] if body.get("tool_choice") != "none" else None, messages,
+                                 app.raw.get)
     except ToolsError as e:
         raise ApiError(400, str(e), param="tools") from None
     except FormatError as e:
         raise ApiError(400, str(e), param=e.param) from None
-    study = [{"role": "system", "content": compose_system(context, tools)}, *rest]
     for i, m in enumerate(study):
         _check_text(m["content"], f"message {i}")
     return study
