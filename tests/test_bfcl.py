@@ -95,7 +95,8 @@ def test_a_final_answer_or_unparseable_text_is_no_call():
         v = verdict(ast_q, text)
         assert not v["valid"] and v["kind"] == kind and v["error_type"] == "ast_decoder:decoder_failed"
         assert verdict(irrelevant, text) == {"id": "irrelevance_0", "category": "irrelevance", "valid": True,
-                                             "kind": kind, "error_type": None}
+                                             "kind": kind, "error_type": None, "unread_json": False,
+                                             "arguments_not_object": False}
     v = verdict(irrelevant, calls(("determine_body_mass_index", {"weight": 70.0, "height": 1.8})))
     assert not v["valid"] and v["error_type"] == "irrelevance_error:decoder_success"
 
@@ -105,6 +106,20 @@ def test_calls_reach_bfcl_as_its_openai_handler_records_them():
     assert kind == "calls"
     assert [list(r) for r in result] == [["a_b"], ["c"]]
     assert json.loads(result[0]["a_b"]) == {"x": 1.5, "y": [1, 2]} and json.loads(result[1]["c"]) == {}
+
+
+def test_what_the_studys_reading_does_not_pass_on_is_flagged():
+    q = question("parallel", "parallel_0")
+    qwen = ('<tool_call>{"name": "spotify_play", "arguments": {"artist": "Taylor Swift", "duration": 20}}</tool_call>\n'
+            '<tool_call>{"name": "spotify_play", "arguments": {"artist": "Maroon 5", "duration": 15}}</tool_call>')
+    r = verdict(q, qwen)  # only the first block is the study's action: one call of two
+    assert not r["valid"] and r["unread_json"] and not r["arguments_not_object"]
+    as_string = json.dumps({"name": "math_factorial", "arguments": json.dumps({"number": 5})})
+    r = verdict(question("simple_python", "simple_python_1"), as_string)
+    assert not r["valid"] and r["arguments_not_object"] and not r["unread_json"]
+    r = verdict(q, calls(("spotify_play", {"artist": "Taylor Swift", "duration": 20}),
+                         ("spotify_play", {"artist": "Maroon 5", "duration": 15})) + " done")
+    assert r["valid"] and not r["unread_json"] and not r["arguments_not_object"]
 
 
 # ---------------------------------------------------------------- the oracle: the path loses no correct call
@@ -140,7 +155,9 @@ def test_a_scripted_gold_policy_scores_100_percent_through_prompt_engine_and_che
     policy = GoldPolicy(qs)
     rows = answer(policy, qs, batch_size=4)
     assert [r["id"] for r in rows] == [q.id for q in qs] and len(policy.seen) == 30
-    assert all(m[0]["role"] == "system" and "Tools:\n- " in m[0]["content"] for m in policy.seen)
+    for q, messages in zip(qs, policy.seen):  # every name the oracle calls is listed to the model
+        for call in json.loads(gold_text(q)).get("calls", []):
+            assert f"\n- {call['tool']}(" in messages[0]["content"], (q.id, call["tool"])
     by_id = {q.id: q for q in qs}
     assert all(verdict(by_id[r["id"]], r["text"])["valid"] for r in rows)
 
@@ -173,34 +190,41 @@ def test_bad_settings_are_refused():
 
 
 # ---------------------------------------------------------------- the table
-def v(qid, category, valid, kind="calls", cut=False):
-    return {"id": qid, "category": category, "valid": valid, "kind": kind, "error_type": None, "cut": cut}
+def v(qid, category, valid, kind="calls", cut=False, unread=False):
+    return {"id": qid, "category": category, "valid": valid, "kind": kind, "error_type": None, "cut": cut,
+            "unread_json": unread, "arguments_not_object": False}
 
 
 def test_cells_count_turn_kinds_and_pool_the_call_categories():
     verdicts = [v("s1", "simple_python", True), v("s2", "simple_python", False, "final"),
-                v("m1", "multiple", False, "unparseable", cut=True), v("m2", "multiple", True),
-                v("i1", "irrelevance", True, "final")]
+                v("m1", "multiple", False, "unparseable", cut=True), v("m2", "multiple", True, unread=True),
+                v("m3", "multiple", True), v("i1", "irrelevance", True, "final")]
     cells = config_cells(verdicts, ["simple_python", "multiple", "irrelevance"])
     assert set(cells) == {"simple_python", "multiple", "irrelevance", "ast"}
     ast = cells["ast"]
-    assert (ast["n"], ast["correct"], ast["rate"]) == (4, 2, 0.5)
-    assert (ast["calls"], ast["final"], ast["unparseable"], ast["cut"]) == (2, 1, 1, 1)
-    assert (ast["low"], ast["high"]) == pytest.approx(wilson(2, 4))
+    assert (ast["n"], ast["correct"], ast["rate"]) == (5, 3, 0.6)
+    assert ast["category_mean"] == pytest.approx((1 / 2 + 2 / 3) / 2)  # BFCL's unweighted mean of the categories
+    assert (ast["calls"], ast["final"], ast["unparseable"], ast["cut"], ast["unread_json"]) == (3, 1, 1, 1, 1)
+    assert (ast["low"], ast["high"]) == pytest.approx(wilson(3, 5))
     assert cells["irrelevance"]["rate"] == 1.0
 
 
 def test_paired_rows_compare_with_a_base_on_the_same_questions():
-    cats = ["simple_python"]
-    base = [v(f"s{i}", "simple_python", i < 2) for i in range(6)]  # 2 of 6
-    other = [v(f"s{i}", "simple_python", i >= 1) for i in range(6)]  # 5 of 6: wins s2-s5, loses s0
-    (row_simple, row_ast) = paired_rows({"A_base": base, "C_s0": other}, cats)
-    assert row_simple["scope"] == "simple_python" and row_ast["scope"] == "ast"
-    assert row_simple["diff"] == pytest.approx(50.0)
-    assert (row_simple["wins"], row_simple["losses"], row_simple["n"]) == (4, 1, 6)
-    # McNemar's exact test on 5 discordant pairs split 4:1: P(|X - 2.5| >= 1.5) for X ~ Bin(5, 1/2) = 12/32
-    assert row_simple["p"] == pytest.approx(12 / 32)
-    assert row_simple["p_holm"] == pytest.approx(min(1.0, 2 * 12 / 32))
+    cats = ["simple_python", "irrelevance"]
+    base = [v(f"s{i}", "simple_python", i < 2) for i in range(6)] + [v("i0", "irrelevance", True)]  # 2 of 6
+    other = [v(f"s{i}", "simple_python", i >= 1) for i in range(6)] + [v("i0", "irrelevance", False)]  # 5 of 6
+    oracle = [dict(r, valid=True) for r in base]
+    rows = paired_rows({"A_base": base, "C_s0": other, "oracle": oracle}, cats)
+    assert [(r["config"], r["scope"]) for r in rows] == [("C_s0", "simple_python"), ("C_s0", "irrelevance"),
+                                                         ("C_s0", "ast")]  # the oracle is no comparison
+    simple, irrelevance, _ = rows
+    assert simple["diff"] == pytest.approx(50.0) and irrelevance["diff"] == pytest.approx(-100.0)
+    assert (simple["wins"], simple["losses"], simple["n"]) == (4, 1, 6)
+    # McNemar's exact test on 5 discordant pairs split 4:1: P(|X - 2.5| >= 1.5) for X ~ Bin(5, 1/2) = 12/32;
+    # on one discordant pair: p = 1
+    assert simple["p"] == pytest.approx(12 / 32) and irrelevance["p"] == pytest.approx(1.0)
+    # Holm over the three: the smallest p (12/32, twice) times 3, then the running maximum, capped at 1
+    assert [r["p_holm"] for r in rows] == pytest.approx([min(1.0, 3 * 12 / 32), 1.0, min(1.0, 3 * 12 / 32)])
     with pytest.raises(ValueError, match="other questions"):
         paired_rows({"A_base": base, "C_s0": other[:5]}, cats)
 
@@ -221,3 +245,34 @@ def test_stages_write_the_sample_answers_and_table(tmp_path):
     bad = run_py("-m", "scripts.bfcl_score", "--names", "A_base", "--sample", str(sample), "--answers", str(answers),
                  "--out", str(out), ok=False)
     assert bad.returncode == 2 and "missing; run stage bfcl for A_base first" in bad.stderr
+
+
+def test_the_reports_facts_and_table_read_the_summary(tmp_path):
+    from ccl.report.artifacts import load_artifacts
+    from ccl.report.external import bfcl_facts, bfcl_table
+
+    cats = ["simple_python", "multiple", "irrelevance"]
+    sizes = {"simple_python": 40, "multiple": 20, "irrelevance": 20}  # unequal, as with every question
+
+    def verdicts(right: int) -> list[dict]:  # the first `right` questions of each category right
+        return [v(f"{c}_{i}", c, i < right) for c in cats for i in range(sizes[c])]
+
+    by = {"A_base": verdicts(0), "C_s0": verdicts(18), "oracle": verdicts(40)}
+    summary = {"bfcl_eval": "x", "seed": 0, "sample": {c: {"n": n, "total": 2 * n} for c, n in sizes.items()},
+               "scopes": {"simple_python": ["simple_python"], "multiple": ["multiple"], "irrelevance": ["irrelevance"],
+                          "ast": ["simple_python", "multiple"]},
+               "configs": {n: {"model": "m", "backend": "b", "adapter": None, "wall_s": 60.0,
+                               "cells": config_cells(vs, cats), "errors": {}} for n, vs in by.items()},
+               "paired": paired_rows(by, cats), "family": "exploratory"}
+    (tmp_path / "results" / "bfcl").mkdir(parents=True)
+    (tmp_path / "results" / "bfcl" / "summary.json").write_text(json.dumps(summary))
+    art = load_artifacts(tmp_path)
+    facts = bfcl_facts(art)
+    assert facts["significant"] == ["C_s0"]  # 36 of 60 against 0: never the oracle
+    assert (facts["best"], facts["best_ast"], facts["oracle_ast"]) == ("C_s0", 60.0, 100.0)
+    assert (facts["min_per_category"], facts["equal_categories"], facts["minutes"]) == (20, False, 3.0)
+    assert facts["max_half_category"] == pytest.approx(50 * (wilson(10, 20)[1] - wilson(10, 20)[0]), abs=0.05)
+    table = bfcl_table(art)
+    assert [r[0] for r in table.rows] == ["A_base", "C_s0", "oracle"]
+    # Wilson, 18 of 40: centre (18 + 1.92) / 43.84 = .454, half-width 1.96 * sqrt(18 * 22 / 40 + .96) / 43.84 = .147
+    assert table.rows[1][1:3] == ["45% [31, 60]", "90% [70, 97]"]

@@ -47,9 +47,13 @@ class _RegistryEntry:
 
 
 def _install_registry() -> None:
-    if "bfcl_eval.constants.model_config" in sys.modules:
+    name = "bfcl_eval.constants.model_config"
+    if name in sys.modules:
+        if HARNESS not in getattr(sys.modules[name], "MODEL_CONFIG_MAPPING", {}):
+            raise ImportError(f"{name} was imported before ccl.external.bfcl_lib, which must replace it; "
+                              "import BFCL's checker only through ccl.external.bfcl_lib")
         return
-    registry = types.ModuleType("bfcl_eval.constants.model_config")
+    registry = types.ModuleType(name)
     registry.__doc__ = "ccl.external.bfcl_lib's stand-in for BFCL's model registry (see that module)."
     registry.MODEL_CONFIG_MAPPING = {HARNESS: _RegistryEntry()}  # type: ignore[attr-defined]
     sys.modules[registry.__name__] = registry

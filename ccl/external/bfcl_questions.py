@@ -63,7 +63,10 @@ def _first(options: list, required: bool = False) -> Any:
     parameter the function requires as optional, and BFCL's checker rejects both)."""
     if "" in options and not required:
         return _OMIT
-    return _pick(next(o for o in options if o != ""))
+    given = [o for o in options if o != ""]
+    if not given:
+        raise ValueError(f"a required parameter has no possible value: {options!r}")
+    return _pick(given[0])
 
 
 def _pick(value: Any, required: frozenset[str] = frozenset()) -> Any:
@@ -87,6 +90,11 @@ def gold_text(q: Question) -> str:
     required = {f["name"]: frozenset(f["parameters"].get("required", [])) for f in functions}
     calls = []
     for call in q.answer:
+        if not isinstance(call, dict) or len(call) != 1:
+            raise InputError(f"BFCL's possible answer of {q.id} holds {call!r}, not one {{function: params}}")
         (name, params), = call.items()
-        calls.append({"tool": shown.get(name, name), "args": _pick(params, required.get(name, frozenset()))})
+        try:
+            calls.append({"tool": shown.get(name, name), "args": _pick(params, required.get(name, frozenset()))})
+        except ValueError as e:
+            raise InputError(f"BFCL's possible answer of {q.id}, {name}: {e}") from None
     return json.dumps({"calls": calls}, ensure_ascii=False)

@@ -2,13 +2,16 @@
 were (calls, final answers, unparseable text, turns cut at the token cap), and paired comparisons
 with A_base on the same questions.
 
-Scopes: each category, and ``ast``, the four categories whose questions need calls (simple, multiple,
-parallel, parallel_multiple), pooled; every category draws the same number of questions, so the pooled
-rate equals BFCL's unweighted mean of the four. Irrelevance is reported beside the share of AST
-questions answered with a call, never alone: a model that never calls scores 100% on it.
+Scopes: each category, and ``ast``, the questions of the four categories that need calls (simple,
+multiple, parallel, parallel_multiple) pooled, each question counting once. Where every category draws
+the same number of questions (the cpu and smoke profiles) that equals BFCL's unweighted mean of the
+four; where they differ (every question: simple has 400, the others 200) it weighs simple double, and
+``category_mean`` gives BFCL's unweighted mean beside it. Irrelevance is read beside how the turns went,
+never alone: a model that never calls scores 100% on it.
 
-The comparisons are exploratory (nothing about BFCL was pre-registered); their p-values are
-Holm-adjusted over every comparison in the table, one family.
+The comparisons are exploratory (nothing about BFCL was pre-registered): every configuration but the
+oracle (100% by construction) against A_base, Holm-adjusted over every comparison in the table, one
+family.
 """
 from __future__ import annotations
 
@@ -20,18 +23,22 @@ import numpy as np
 from ..stats.binomial import wilson
 from ..stats.multiple import holm
 from ..stats.paired import paired_difference, sign_flip_lattice
-from ..vocabulary import STUDENT_BASE
+from ..vocabulary import ORACLE, STUDENT_BASE
 
 AST = "ast"  # the pooled scope of the call categories
 KINDS = ("calls", "final", "unparseable")
+FLAGS = ("unread_json", "arguments_not_object")  # ccl.external.bfcl_check.flags
 
 
 def _cell(rows: list[dict]) -> dict:
     n, k = len(rows), sum(r["valid"] for r in rows)
     low, high = wilson(k, n)
     kinds = Counter(r["kind"] for r in rows)
-    return {"n": n, "correct": k, "rate": k / n, "low": low, "high": high,
-            **{kind: kinds.get(kind, 0) for kind in KINDS}, "cut": sum(r["cut"] for r in rows)}
+    cats = sorted({r["category"] for r in rows})
+    rates = [sum(r["valid"] for r in rows if r["category"] == c) / sum(r["category"] == c for r in rows) for c in cats]
+    return {"n": n, "correct": k, "rate": k / n, "low": low, "high": high, "category_mean": sum(rates) / len(rates),
+            **{kind: kinds.get(kind, 0) for kind in KINDS}, "cut": sum(r["cut"] for r in rows),
+            **{flag: sum(r[flag] for r in rows) for flag in FLAGS}}
 
 
 def scopes(categories: Iterable[str]) -> dict[str, tuple[str, ...]]:
@@ -56,7 +63,7 @@ def _outcomes(verdicts: list[dict], cats: tuple[str, ...], order: list[str]) -> 
 
 
 def paired_rows(by_config: dict[str, list[dict]], categories: Iterable[str], seed: int = 0) -> list[dict]:
-    """Every configuration against A_base in every scope, on the same questions: difference of
+    """Every configuration but the oracle against A_base in every scope, on the same questions: difference of
     accuracy (points), 95% task-bootstrap interval, exact two-sided sign-flip p (McNemar's exact test
     for 0/1 outcomes), Holm over all rows, and the questions each side alone got right."""
     if STUDENT_BASE not in by_config:
@@ -65,7 +72,7 @@ def paired_rows(by_config: dict[str, list[dict]], categories: Iterable[str], see
     order = [v["id"] for v in base]
     rows = []
     for name, verdicts in by_config.items():
-        if name == STUDENT_BASE:
+        if name in (STUDENT_BASE, ORACLE):
             continue
         if sorted(v["id"] for v in verdicts) != sorted(order):
             raise ValueError(f"{name} answered other questions than {STUDENT_BASE}; rerun both on one sample")

@@ -10,6 +10,8 @@ from ..vocabulary import CONFIG_ORDER, ORACLE, STUDENT_BASE
 from .artifacts import BFCL_LEADERBOARD, BFCL_SUMMARY, Artifacts, Missing
 from .tables import Table, missing_table
 
+FLAGS = ("unread_json", "arguments_not_object")  # the flags of ccl.external.bfcl_check, as bfcl_score counts them
+
 # BFCL's category names as the table heads them, in BFCL's order; "ast" pools the four call categories.
 HEADS = {"simple_python": "simple", "multiple": "multiple", "parallel": "parallel",
          "parallel_multiple": "parallel multiple", "ast": "the four pooled", "irrelevance": "irrelevance"}
@@ -30,20 +32,29 @@ def bfcl_table(art: Artifacts) -> Table:
     if isinstance(s, Missing):
         return missing_table("bfcl", title, s)
     scopes = [k for k in HEADS if k in s["scopes"]]
-    cols = ["configuration", *(HEADS[k] for k in scopes), "AST turns: calls / answers / unparseable / cut",
-            "seconds"]
+    turn_scopes = [k for k in ("ast", "irrelevance") if k in scopes]
+    cols = ["configuration", *(HEADS[k] for k in scopes),
+            *(f"{HEADS[k]}: calls / answers / unparseable / cut" for k in turn_scopes),
+            "all: calls left unread / arguments not an object", "seconds"]
     rows = []
     for name in _order(list(s["configs"])):
-        c = s["configs"][name]
-        ast = c["cells"].get("ast")
-        kinds = "—" if ast is None else f"{ast['calls']} / {ast['final']} / {ast['unparseable']} / {ast['cut']}"
-        rows.append([name, *(_rate(c["cells"][k]) for k in scopes), kinds, f"{c['wall_s']:.0f}"])
-    n = ", ".join(f"{HEADS[k]} {v['n']} of {v['total']}" for k, v in s["sample"].items())
+        cells = s["configs"][name]["cells"]
+        rows.append([name, *(_rate(cells[k]) for k in scopes), *(_kinds(cells[k]) for k in turn_scopes),
+                     " / ".join(str(sum(cells[k][f] for k in s["scopes"] if k != "ast")) for f in FLAGS),
+                     f"{s['configs'][name]['wall_s']:.0f}"])
+    n = ", ".join(f"{HEADS[k]} {s['sample'][k]['n']} of {s['sample'][k]['total']}" for k in HEADS if k in s["sample"])
     return Table("bfcl", title, cols, rows, [BFCL_SUMMARY],
                  note=(f"bfcl-eval {s['bfcl_eval']}; the same questions for every configuration, drawn with seed "
-                       f"{s['seed']}: {n}. Irrelevance pays a turn that calls nothing, so a model that never calls "
-                       "scores 100% there: read it beside the AST turns that called. Cut: the turn used the whole "
-                       "token cap. Seconds: the bfcl stage's generation time (load excluded)."))
+                       f"{s['seed']}: {n}. The four pooled: every call question counted once. Irrelevance pays a "
+                       "turn that calls nothing, so a model that never calls scores 100% there: read it beside how "
+                       "its turns went. Answers: a final answer, no call; cut: the turn used the whole token cap. "
+                       "Calls left unread: call-like JSON after the turn's first JSON value, which the study's action "
+                       "reading ignores; arguments not an object: a call whose arguments are a JSON string, which "
+                       "BFCL does not decode. Seconds: answering only (loading the model excluded)."))
+
+
+def _kinds(cell: dict) -> str:
+    return f"{cell['calls']} / {cell['final']} / {cell['unparseable']} / {cell['cut']}"
 
 
 def bfcl_paired_table(art: Artifacts) -> Table:
@@ -62,20 +73,21 @@ def bfcl_paired_table(art: Artifacts) -> Table:
 
 
 def leaderboard_table(art: Artifacts) -> Table:
-    title = "Published BFCL numbers for the nearest listed model (context, not the same model)"
+    title = "Published BFCL numbers for the nearest listed model, Qwen2.5-0.5B-Instruct (context)"
     ref = art.get(BFCL_LEADERBOARD)
     if isinstance(ref, Missing):
         return missing_table("bfcl_leaderboard", title, ref)
     cats = ["simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance"]
-    rows = [[r["model"], r["nearest_to"], *(f"{r[c]:.1f}%" for c in cats)] for r in ref["rows"]]
+    rows = [[r["model"], r["nearest_to"], *(f"{r[c]:.2f}%" for c in cats)] for r in ref["rows"]]  # as published
     src = ref["source"]
-    return Table("bfcl_leaderboard", title, ["model", "nearest to our", *(HEADS[c] for c in cats)], rows,
+    return Table("bfcl_leaderboard", title, ["model", "relation to our models", *(HEADS[c] for c in cats)], rows,
                  [BFCL_LEADERBOARD],
                  note=(f"{src['leaderboard']}; {src['repository']} branch {src['branch']} commit {src['commit']}, "
-                       f"{', '.join(src['files'])}; {src['note']}. Every question of each category, BFCL's own "
-                       "prompt (FC: the model's chat template with tools; Prompt: BFCL's system prompt asking for "
-                       "Python calls), an older checker; ours: the study's JSON-action prompt, a sample, "
-                       "bfcl-eval's current checker."))
+                       f"{', '.join(src['files'])}; {src['note']}. What differs from ours: every question of each "
+                       "category rather than a sample; BFCL's own prompt (FC: the model's chat template with tools; "
+                       "Prompt: BFCL's system prompt asking for Python calls) rather than the study's JSON-action "
+                       "prompt, whose tool listing also leaves out nested object properties and defaults; an "
+                       "older checker and data release than the pinned bfcl-eval."))
 
 
 def external_tables(art: Artifacts) -> list[Table]:
@@ -96,14 +108,17 @@ def bfcl_facts(art: Artifacts) -> dict[str, Any] | None:
     ast = {n: c["cells"]["ast"] for n, c in s["configs"].items() if "ast" in c["cells"]}
     best = max((n for n in ast if n not in (ORACLE,)), key=lambda n: ast[n]["rate"], default=None)
     return {
-        "release": s["bfcl_eval"], "per_category": {k: v["n"] for k, v in s["sample"].items()},
+        "release": s["bfcl_eval"],
+        "per_category": {HEADS[k]: s["sample"][k]["n"] for k in HEADS if k in s["sample"]},
         "ast_n": ast[best]["n"] if best else 0,
         "oracle_ast": None if ORACLE not in ast else round(100 * ast[ORACLE]["rate"], 1),
         "base_ast": None if STUDENT_BASE not in ast else round(100 * ast[STUDENT_BASE]["rate"], 1),
         "base_calls": None if STUDENT_BASE not in ast else ast[STUDENT_BASE]["calls"],
         "best": best, "best_ast": None if best is None else round(100 * ast[best]["rate"], 1),
         "max_half_ast": None if best is None else _widest(ast[best]["n"]),
+        "min_per_category": min(v["n"] for v in s["sample"].values()),
         "max_half_category": _widest(min(v["n"] for v in s["sample"].values())),
+        "equal_categories": len({v["n"] for k, v in s["sample"].items() if k != "irrelevance"}) == 1,
         "significant": sorted({r["config"] for r in s["paired"] if r["scope"] == "ast" and r["p_holm"] < 0.05}),
         "minutes": round(sum(c["wall_s"] for c in s["configs"].values()) / 60, 1),
     }

@@ -110,7 +110,6 @@ def study_messages(messages: list[dict], raw_of: Callable[[tuple[str, ...]], str
     return "\n".join(system), from_tool_format(rest)
 
 
-
 def request_messages(tools: list[dict] | None, messages: list[dict],
                      raw_of: Callable[[tuple[str, ...]], str | None] = lambda ids: None,
                      fewshot: bool = False) -> list[dict]:
@@ -122,6 +121,7 @@ def request_messages(tools: list[dict] | None, messages: list[dict],
     listing = render_tools(tools) if tools is not None else ""
     context, rest = study_messages(messages, raw_of)
     return [{"role": "system", "content": compose_system(context, listing, fewshot)}, *rest]
+
 
 def episode_messages(messages: list[dict], ids: dict[int, list[str]]) -> list[dict]:
     """An episode's messages after its system prompt as an OpenAI client sends them: assistant turns

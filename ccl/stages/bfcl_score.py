@@ -1,7 +1,9 @@
 """Stage bfcl_score: BFCL's own checker on every configuration's answers (stage bfcl), and the table:
 one verdict per configuration and question, and per configuration and category the accuracy with its
-Wilson interval, the kinds of turn, and paired comparisons with A_base (ccl.external.bfcl_table). A
-checker upgrade reruns this stage only, never a model."""
+Wilson interval, the kinds of turn, and paired comparisons with A_base (ccl.external.bfcl_table). The
+stage depends on requirements.lock, so a new bfcl-eval pin re-checks the stored answers; a new release
+whose data changed is refused by the sample's release check until bfcl_sample (and so every answering
+stage) reruns."""
 from __future__ import annotations
 
 from pathlib import Path
