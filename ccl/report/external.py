@@ -86,7 +86,8 @@ def leaderboard_table(art: Artifacts) -> Table:
                        f"{', '.join(src['files'])}; {src['note']}. What differs from ours: every question of each "
                        "category rather than a sample; BFCL's own prompt (FC: the model's chat template with tools; "
                        "Prompt: BFCL's system prompt asking for Python calls) rather than the study's JSON-action "
-                       "prompt, whose tool listing also leaves out nested object properties and defaults; an "
+                       "prompt, whose tool listing also leaves out nested object properties, defaults and the allowed values "
+                       "of array items; an "
                        "older checker and data release than the pinned bfcl-eval."))
 
 
