@@ -7,7 +7,7 @@ Reads data/bfcl/sample.json and results/bfcl/answers/<name>/ (stage bfcl); write
 (one verdict per configuration and question: valid, BFCL's error type, whether the turn called,
 answered or did not parse, whether it hit the token cap) and results/bfcl/summary.json (per
 configuration and category: accuracy with its Wilson interval and the turn kinds; paired comparisons
-with A_base, Holm-adjusted).
+with A_base, Holm-adjusted) and results/bfcl/metrics.json (the accuracies, for dvc metrics show).
 """
 from __future__ import annotations
 

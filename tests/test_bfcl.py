@@ -242,6 +242,7 @@ def test_stages_write_the_sample_answers_and_table(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert all(cell["rate"] == 1.0 for cell in summary["configs"]["oracle"]["cells"].values())
     assert "bfcl_score oracle:" in r.stdout and summary["bfcl_eval"] == bfcl_lib.version()
+    assert json.loads((out / "metrics.json").read_text()) == {"oracle": {s: 100.0 for s in [*CATEGORIES, "ast"]}}
     bad = run_py("-m", "scripts.bfcl_score", "--names", "A_base", "--sample", str(sample), "--answers", str(answers),
                  "--out", str(out), ok=False)
     assert bad.returncode == 2 and "missing; run stage bfcl for A_base first" in bad.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..stats.binomial import wilson
-from ..vocabulary import CONFIG_ORDER, ORACLE, STUDENT_BASE
+from ..vocabulary import CONFIG_ORDER, ORACLE, STUDENT_BASE, parse_run_name
 from .artifacts import BFCL_LEADERBOARD, BFCL_SUMMARY, Artifacts, Missing
 from .tables import Table, missing_table
 
@@ -18,8 +18,9 @@ HEADS = {"simple_python": "simple", "multiple": "multiple", "parallel": "paralle
 
 
 def _order(names: list[str]) -> list[str]:
+    """The write-up's order of configurations, seeds in order within one."""
     rank = {n: i for i, n in enumerate(CONFIG_ORDER)}
-    return sorted(names, key=lambda n: (rank.get(n.rsplit("_s", 1)[0], len(rank)), n))
+    return sorted(names, key=lambda n: (rank.get(parse_run_name(n)[0], len(rank)), n))
 
 
 def _rate(cell: dict) -> str:

@@ -1,6 +1,7 @@
 """Stage bfcl_score: BFCL's own checker on every configuration's answers (stage bfcl), and the table:
 one verdict per configuration and question, and per configuration and category the accuracy with its
-Wilson interval, the kinds of turn, and paired comparisons with A_base (ccl.external.bfcl_table). The
+Wilson interval, the kinds of turn, and paired comparisons with A_base (ccl.external.bfcl_table); the
+accuracies alone in metrics.json, for ``dvc metrics show``. The
 stage depends on requirements.lock, so a new bfcl-eval pin re-checks the stored answers; a new release
 whose data changed is refused by the sample's release check until bfcl_sample (and so every answering
 stage) reruns."""
@@ -54,4 +55,12 @@ def score(names: list[str], sample_path: Path, answers: Path, out: Path) -> dict
                "configs": configs, "paired": paired_rows(by_config, categories), "family": FAMILY}
     write_jsonl(out / "verdicts.jsonl.gz", verdict_rows)
     write_json(out / "summary.json", summary)
+    write_json(out / "metrics.json", metrics(summary))
     return summary
+
+
+def metrics(summary: dict) -> dict:
+    """What ``dvc metrics show`` prints: accuracy in percent per configuration and scope (the whole
+    table, intervals and comparisons are in summary.json)."""
+    return {name: {scope: round(100 * cell["rate"], 1) for scope, cell in c["cells"].items()}
+            for name, c in summary["configs"].items()}
