@@ -118,8 +118,8 @@ def test_what_the_studys_reading_does_not_pass_on_is_flagged():
     r = verdict(question("simple_python", "simple_python_1"), as_string)
     assert not r["valid"] and r["arguments_not_object"] and not r["unread_json"]
     r = verdict(q, calls(("spotify_play", {"artist": "Taylor Swift", "duration": 20}),
-                         ("spotify_play", {"artist": "Maroon 5", "duration": 15})) + " done")
-    assert r["valid"] and not r["unread_json"] and not r["arguments_not_object"]
+                         ("spotify_play", {"artist": "Maroon 5", "duration": 15})) + ' then ["Maroon 5", 15]')
+    assert r["valid"] and not r["unread_json"] and not r["arguments_not_object"]  # a data literal is no call
 
 
 # ---------------------------------------------------------------- the oracle: the path loses no correct call

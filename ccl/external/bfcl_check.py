@@ -32,8 +32,11 @@ def bfcl_result(text: str) -> tuple[Any, str]:
 
 
 def _call_like(value: Any) -> bool:
-    return isinstance(value, (dict, list)) and bool(value) and (
-        isinstance(value, list) or bool({"calls", "tool", "name", "function"} & set(value)))
+    """An object naming a tool or holding calls, or a list holding such an object (a data literal such as
+    ``["a", "b"]`` in a code answer is not one)."""
+    if isinstance(value, list):
+        return any(_call_like(v) for v in value)
+    return isinstance(value, dict) and bool({"calls", "tool", "name", "function"} & set(value))
 
 
 def json_values(text: str) -> list[Any]:
