@@ -15,8 +15,8 @@ from ..external.bfcl_check import verdict
 from ..external.bfcl_questions import Question, questions
 from ..external.bfcl_table import config_cells, error_types, paired_rows, scopes
 
-FAMILY = ("exploratory: every configuration against A_base in every scope, on the same questions; "
-          "Holm-adjusted over all comparisons of this table (one family)")
+FAMILY = ("exploratory: every configuration but the oracle (right by construction) against A_base in every "
+          "scope, on the same questions; Holm-adjusted over all comparisons of this table (one family)")
 
 
 def _verdicts(name: str, folder: Path, by_id: dict[str, Question]) -> tuple[dict, list[dict]]:
