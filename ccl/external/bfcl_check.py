@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..serve.openai_format import action_choice
+from ..serve.openai_format import Choice, action_choice
 from . import bfcl_lib
 from .bfcl_questions import Question
 
@@ -24,7 +24,10 @@ def bfcl_result(text: str) -> tuple[Any, str]:
     """The turn as BFCL's OpenAI handler records the server's response, and what it was: ``calls``
     (the ``[{name: arguments JSON}]`` of its tool_calls), ``final`` (an answer, no call) or
     ``unparseable`` (no action; the server returns the text as content)."""
-    choice = action_choice(text, cut=False)
+    return _record(action_choice(text, cut=False))
+
+
+def _record(choice: Choice) -> tuple[Any, str]:
     calls = choice.message.get("tool_calls")
     if calls:
         return [{c["function"]["name"]: c["function"]["arguments"]} for c in calls], "calls"
@@ -52,18 +55,19 @@ def json_values(text: str) -> list[Any]:
     return found
 
 
-def flags(text: str) -> dict[str, bool]:
+def flags(text: str, choice: Choice | None = None) -> dict[str, bool]:
     """Whether the turn holds call-like JSON after its first value, and whether a call's arguments are
-    not an object."""
+    not an object (``choice``: the server's reading of ``text``, when the caller has it)."""
     values = [v for v in json_values(text) if _call_like(v)]
-    choice = action_choice(text, cut=False)
+    choice = choice or action_choice(text, cut=False)
     calls = choice.action.calls if choice.action is not None and choice.action.calls else []
     return {"unread_json": len(values) > 1, "arguments_not_object": any(not isinstance(c["args"], dict) for c in calls)}
 
 
 def verdict(q: Question, text: str) -> dict:
     """BFCL's verdict on one answer, with the kind of turn it was and the flags above."""
-    result, kind = bfcl_result(text)
+    choice = action_choice(text, cut=False)  # read once: the record for BFCL and the flags both use it
+    result, kind = _record(choice)
     v = bfcl_lib.check(q.entry, q.category, result, q.answer)
     return {"id": q.id, "category": q.category, "valid": bool(v["valid"]), "kind": kind,
-            "error_type": v.get("error_type"), **flags(text)}
+            "error_type": v.get("error_type"), **flags(text, choice)}
