@@ -111,6 +111,17 @@ PRIMARY_CONTRASTS = (
     Contrast("Dmix_vs_best_single", DMIX, (B, C)),
 )
 
+# docs/preregistration-2.md: study 2's primary family, on ruler 2's strict success over fresh tasks of
+# its primary splits. Does learning from the student's own episodes beat imitation (DAgger, GRPO against
+# the sparse reward, each against C), and does a dense per-turn reward beat the sparse one?
+STUDY2_CONTRASTS = (
+    Contrast("C_dagger_vs_C", C_DAGGER, (C,)),
+    Contrast("C_grpo_sparse_vs_C", C_GRPO_SPARSE, (C,)),
+    Contrast("C_grpo_dense_vs_C_grpo_sparse", C_GRPO_DENSE, (C_GRPO_SPARSE,)),
+)
+# Each study's primary family by name (params ``power.family``, ``study2_analyze``).
+PRIMARY_FAMILIES = {"study1": PRIMARY_CONTRASTS, "study2": STUDY2_CONTRASTS}
+
 
 def run(name: str) -> Run:
     """The run called ``name``; a ValueError listing the valid names otherwise."""

@@ -50,6 +50,26 @@ def teacher_rows(tasks_by_id: dict[str, dict], episodes: list[dict]) -> list[dic
     return rows
 
 
+def draw_b_and_c(cfg: BuildSFTConfig, teacher_count: int, offered_ids: list[str]) -> tuple[list[int], list[str]]:
+    """Which accepted teacher rows make B (their indices) and which offered tasks make C, in C's order.
+
+    One generator draws both, B first. ``random.sample`` picks positions from the population's size and
+    ``k`` alone, so C's draw depends on the teacher only through ``teacher_count``: study 2 rebuilds C
+    from the accepted count the published variants record, without the teacher's episodes.
+    """
+    rng = random.Random(cfg.seed)
+    b_picks = rng.sample(range(teacher_count), min(cfg.budget, teacher_count))
+    return b_picks, rng.sample(offered_ids, min(cfg.budget, len(offered_ids)))
+
+
+def c_rows(cfg: BuildSFTConfig, teacher_count: int, offered_ids: list[str], oracle: dict[str, dict]) -> list[dict]:
+    """Variant C alone: the oracle's rows for C's draw (``draw_b_and_c``), as ``build_variants`` writes them."""
+    missing = [i for i in offered_ids if i not in oracle]
+    if missing:
+        raise VariantError(f"{len(missing)} offered task(s) have no oracle episode, e.g. {missing[0]}")
+    return [oracle[i] for i in draw_b_and_c(cfg, teacher_count, offered_ids)[1]]
+
+
 def build_variants(cfg: BuildSFTConfig, pool: list[dict], offered_ids: list[str], teacher: list[dict],
                    oracle: dict[str, dict]) -> tuple[dict[str, list[dict]], dict]:
     """Every variant's rows (in file order) and the notes explaining its size.
@@ -60,12 +80,10 @@ def build_variants(cfg: BuildSFTConfig, pool: list[dict], offered_ids: list[str]
     missing = [t["id"] for t in pool if t["id"] not in oracle]
     if missing:
         raise VariantError(f"{len(missing)} training-pool task(s) have no oracle episode, e.g. {missing[0]}")
-    rng = random.Random(cfg.seed)
-    n = min(cfg.budget, len(teacher))
+    b_picks, c_ids = draw_b_and_c(cfg, len(teacher), offered_ids)
     order = {tid: i for i, tid in enumerate(offered_ids)}
-    b = sorted(rng.sample(teacher, n), key=lambda r: order[r["task_id"]])
+    b = sorted((teacher[i] for i in b_picks), key=lambda r: order[r["task_id"]])
     # C: random tasks among those offered to the teacher; C_25 and C_50 are its prefixes (nested)
-    c_ids = rng.sample(offered_ids, min(cfg.budget, len(offered_ids)))
     c = [oracle[i] for i in c_ids]
     full = [oracle[t["id"]] for t in pool][: cfg.c_full]
     variants = {
@@ -78,6 +96,7 @@ def build_variants(cfg: BuildSFTConfig, pool: list[dict], offered_ids: list[str]
         V.DMIX: b + c,
         V.DSEQ: [{**r, "phase": 0} for r in b] + [{**r, "phase": 1} for r in c],
     }
+    n = len(b)
     notes = {"budget": cfg.budget, "b_episodes": n, "c_episodes": len(c), "teacher_accepted": len(teacher)}
     if n < cfg.budget:
         notes["shortfall"] = (f"the teacher produced {len(teacher)} accepted episodes, fewer than the budget of "

@@ -20,7 +20,7 @@ from ..config import load_params, stage_config
 from ..episode.evaluate_config import EvaluateConfig, task_cap
 from ..errors import InputError
 from ..stats.power import Design, mde
-from ..vocabulary import PRIMARY_CONTRASTS, VARIANTS, parse_run_name
+from ..vocabulary import PRIMARY_FAMILIES, parse_run_name
 
 
 @dataclass(frozen=True)
@@ -31,11 +31,14 @@ class PowerConfig:
     reverse_share: float = 0.05  # q: planned share of tasks the comparator solves and side a fails
     mde_target: float = 0.15  # the largest MDE the design may have (issue 22: 15 points)
     reverse_grid: tuple[float, ...] = (0.0, 0.025, 0.05, 0.075, 0.1)  # q values shown beside the plan
+    family: str = "study1"  # whose primary contrasts (ccl.vocabulary.PRIMARY_FAMILIES)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reverse_grid", tuple(self.reverse_grid))
         if not 0 < self.power < 1 or not 0 < self.mde_target < 1:
             raise ValueError(f"power and mde_target must lie in (0, 1), got {self.power}, {self.mde_target}")
+        if self.family not in PRIMARY_FAMILIES:
+            raise ValueError(f"family must be one of {', '.join(PRIMARY_FAMILIES)}, got {self.family!r}")
 
 
 def primary_tasks(ev: EvaluateConfig, splits: tuple[str, ...], tasks_dir: Path) -> dict[str, int]:
@@ -55,10 +58,11 @@ def run(params_path: Path, profile: str | None, tasks_dir: Path) -> dict:
     an, _ = stage_config(params, "analyze", AnalyzeConfig, profile, where=str(params_path))
     tasks = primary_tasks(ev, an.primary_splits, tasks_dir)
     n = sum(tasks.values())
-    m = len(PRIMARY_CONTRASTS)
-    seeds = Counter(parse_run_name(r)[0] for r in params.get("runs", []))
+    contrasts = PRIMARY_FAMILIES[pw.family]
+    m = len(contrasts)
+    seeds = Counter(parse_run_name(r)[0] for r in [*params.get("runs", []), *(params.get("learned_runs") or [])])
     rows = []
-    for c in PRIMARY_CONTRASTS:
+    for c in contrasts:
         k = len(c.comparators)
         design = Design(n, an.alpha / m, 1 - (1 - pw.power) / k)
         value = mde(design, pw.reverse_share)
@@ -66,7 +70,7 @@ def run(params_path: Path, profile: str | None, tasks_dir: Path) -> dict:
         rows.append({"contrast": c.name, "a": c.a, "comparators": list(c.comparators), "n": n,
                      "alpha": round(design.alpha, 6), "component_power": round(design.power, 6),
                      "mde": value, "meets_target": value is not None and value <= pw.mde_target,
-                     "seeds": {x: seeds.get(x, 0) for x in configs if x in VARIANTS}})
+                     "seeds": {x: seeds[x] for x in configs if x in seeds}})
     curve = [{"reverse_share": q, **{r["contrast"]: mde(Design(n, r["alpha"], r["component_power"]), q) for r in rows}}
              for q in pw.reverse_grid]
     return {"profile": profile, "primary_splits": list(an.primary_splits), "tasks": tasks, "n": n,
