@@ -1,10 +1,15 @@
 """Stage build_report: the technical report, regenerated from the pipeline's artifacts.
 
     python -m scripts.build_report            # writes results/report.md and results/report.html
-    python -m scripts.build_report --check    # exit 1 if results/report.md is stale (names the blocks)
+    python -m scripts.build_report --check    # exit 1 if results/report.md is stale (names the blocks), or
+                                              # breaks a promise of the pre-registration (names each)
 
 It also rewrites README.md's results-in-brief (between its BEGIN/END marker lines) from the
-same artifacts, and --check compares that block too (--no-readme: neither).
+same artifacts, and --check compares that block too (--no-readme: neither). --check then reads the
+pages back for what docs/preregistration.md promised they would say: the run's time stage by stage
+with the sentence on its budget, the attempts before it in the limitations, and one label per family of
+tests in the report, the README's brief and the site's pages (--site, default <root>/web/public, when
+present); ccl/report/promises.py.
 
 Reads results/summary.json, results/replay_summary.json, data/v1/manifest.json, data/v1/leakage_audit.json,
 data/v1/teacher/summary.json, data/v1/variants/variants.json and runs/*/summary.json. A
@@ -30,13 +35,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="output folder (default: <root>/results)")
     ap.add_argument("--check", action="store_true", help="compare the written report with a fresh build")
     ap.add_argument("--no-readme", action="store_true", help="leave README.md's results-in-brief alone")
+    ap.add_argument("--site", type=Path, default=None,
+                    help="--check: the site whose pages to read back (default: <root>/web/public, when present)")
     args = ap.parse_args(argv)
     out = args.out or args.root / "results"
     readme = args.root / "README.md"
     readme = None if args.no_readme or not readme.is_file() else readme  # a bare artifact root has none
     if args.check:
-        build_report.check(args.root, out / "report.md", readme)
-        print(f"build_report --check: {out / 'report.md'}{' and README.md' if readme else ''} match their artifacts")
+        build_report.check(args.root, out / "report.md", readme, args.site or args.root / "web" / "public")
+        print(f"build_report --check: {out / 'report.md'}{' and README.md' if readme else ''} match their artifacts "
+              "and keep the pre-registration's promises (run time, attempts, one label per family of tests)")
         return 0
     build_report.run(args.root, out, readme)
     print(f"build_report: wrote {out / 'report.md'}, report.html{' and README.md (results in brief)' if readme else ''}")

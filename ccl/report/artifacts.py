@@ -46,6 +46,10 @@ REPEAT_AUDIT = "results/learn/repeat_audit.json"  # issue 41, post hoc
 # the external yardstick (issue 42)
 BFCL_SUMMARY = "results/bfcl/summary.json"
 BFCL_LEADERBOARD = "configs/bfcl_leaderboard.yaml"  # published numbers, copied by hand with their source
+# the study's one run, timed stage by stage (issue 43): each attempt's record, derived from its time-stamped
+# log by `python -m scripts.stage_times LOG --json`; the last is the run every number comes from
+RUN_ATTEMPTS = ("experiments/cpu_rerun_attempt_1/stage_times.json", "experiments/cpu_rerun_attempt_2/stage_times.json")
+RUN_TIMES = RUN_ATTEMPTS[-1]
 # what the report says where results/summary.json was written before the primary contrasts existed
 SUMMARY_WITHOUT_PRIMARY = f"`{SUMMARY}` predates the primary contrasts; rerun the `analyze` stage."
 # ... and before the judge stages wrote ruler 2's verdicts beside ruler 1's (ccl/judge/ruler2.py)
@@ -69,6 +73,8 @@ PRODUCERS: dict[str, tuple[str, str]] = {
     REPEAT_AUDIT: ("ruler-2 successes that repeat an answered call", "repeat_audit"),
     BFCL_SUMMARY: ("every configuration on BFCL, checked by BFCL's checker", "bfcl_score"),
     BFCL_LEADERBOARD: ("published BFCL numbers with their source", "a hand copy from the BFCL leaderboard's data files"),
+    **{p: ("a timed attempt of the study's run, stage by stage",
+           f"python -m scripts.stage_times {p.rsplit('/', 1)[0]}/repro.log.gz --json {p}") for p in RUN_ATTEMPTS},
 }
 
 

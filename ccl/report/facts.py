@@ -20,6 +20,7 @@ from .artifacts import (
 )
 from .external import bfcl_facts
 from .learning import learning_facts
+from .run_time import run_time_facts
 
 
 def _interval(cell: dict | None) -> dict | None:
@@ -176,5 +177,6 @@ def all_facts(art: Artifacts) -> dict[str, Any]:
         "training": training_facts(art),
         "learning": learning_facts(art),
         "bfcl": bfcl_facts(art),
+        "run": run_time_facts(art),
         "missing": {p: v.message() for p, v in art.files.items() if isinstance(v, Missing)},
     }

@@ -22,6 +22,7 @@ from .artifacts import (
     Missing,
 )
 from .external import external_tables
+from .run_time import run_time_table
 from .tables import Table, all_tables, composition, missing_table, summary_table
 
 
@@ -207,8 +208,9 @@ def learning_tables(art: Artifacts) -> list[Table]:
 
 
 def every_table(art: Artifacts) -> dict[str, Table]:
-    """The study's tables (``tables.all_tables``), the learning arms' and the external benchmark's, by marker name."""
-    return all_tables(art) | {t.name: t for t in [*learning_tables(art), *external_tables(art)]}
+    """The study's tables (``tables.all_tables``), the learning arms', the external benchmark's and the run's
+    time, by marker name."""
+    return all_tables(art) | {t.name: t for t in [*learning_tables(art), *external_tables(art), run_time_table(art)]}
 
 
 def learning_facts(art: Artifacts) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .. import vocabulary as voc
+from .families import LABELS
 from .tables import Table, check_table
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -57,10 +58,12 @@ def render_markdown(template: str, tables: dict[str, Table], facts: dict, traces
     """The report; with ``traces``, table cells link to their episodes in the trace explorer."""
     env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=True,
                       autoescape=False)
-    return env.get_template(template).render(table=lambda n: block(n, tables, traces), facts=facts, V=NAMES)
+    return env.get_template(template).render(table=lambda n: block(n, tables, traces), facts=facts, V=NAMES,
+                                             F=LABELS)
 
 
-# The study's names as the report's prose uses them (from ccl.vocabulary, never spelled in a template)
+# The study's names as the report's prose uses them (from ccl.vocabulary, never spelled in a template);
+# ``F``: each family of tests' one label (ccl.report.families), never spelled in a template either
 NAMES = {"base": voc.STUDENT_BASE, "fewshot": voc.STUDENT_FEWSHOT, "teacher": voc.TEACHER, "oracle": voc.ORACLE,
          "teacher_data": voc.B, "oracle_data": voc.C, "mixed": voc.DMIX, "sequential": voc.DSEQ}
 

@@ -30,6 +30,7 @@ from .artifacts import (
     Artifacts,
     Missing,
 )
+from .families import replay_paired_note
 
 REPLAY_PAGE = "replay.html"  # the site's failure map and decision explorer
 
@@ -279,7 +280,8 @@ def replay_paired_table(art: Artifacts) -> Table:
     block = s["replay_paired"]
     cols = ["comparison", "diff [95% CI]", "p (sign-flip)", "p_holm", "tasks", "decisions"]
     rows = [[r["comparison"], *paired_cells(r), str(r["n"]), str(r["decisions"])] for r in block["rows"]]
-    return Table("replay_paired", title, cols, rows, [REPLAY_SUMMARY], note=block["note"] + " * = significant after Holm.")
+    return Table("replay_paired", title, cols, rows, [REPLAY_SUMMARY],
+                 note=replay_paired_note(s["stats"]["n_flips"], block["n_tests"]))
 
 
 def failure_worst_table(art: Artifacts) -> Table:
