@@ -29,6 +29,7 @@ STUDY2_PARAMS = STUDY2 / "params.yaml"
 STUDY2_DATA = ROOT / "data" / "study2"  # its fresh evaluation tasks (tasks/) and C's rebuilt rows
 STUDY2_RESULTS = RESULTS / "study2"  # its transcripts, verdicts, power, analysis and report page
 STUDY2_RUNS = TRAIN_RUNS / "study2"  # its adapters
+STUDY2_SITE = ROOT / "web" / "study2"  # its page on the site (web/public is the first study's export)
 BFCL_SAMPLE = ROOT / "data" / "bfcl" / "sample.json"  # the BFCL questions every configuration answers
 BFCL_RESULTS = RESULTS / "bfcl"  # the verdicts and the table (stage bfcl_score)
 BFCL_ANSWERS = BFCL_RESULTS / "answers"  # one folder of answers per configuration (stage bfcl)

@@ -122,6 +122,19 @@ def _contrast_row(contrast: Contrast, configs: Mapping[str, ConfigData], cfg: An
             "p": p, "n": best["n"], "seeds_a": configs[contrast.a].seeds, "components": parts}
 
 
+def contrast_family(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, contrasts: Sequence[Contrast],
+                    outcome: str) -> dict:
+    """One family of contrasts on ``outcome`` (a key of the configurations' matrices), Holm over the family;
+    a contrast that cannot be computed enters the correction with p = 1 and has no row."""
+    rows = [r for c in contrasts if (r := _contrast_row(c, configs, cfg, outcome)) is not None]
+    missing = len(contrasts) - len(rows)
+    adjusted = holm([r["p"] for r in rows] + [1.0] * missing)
+    for row, p_holm in zip(rows, adjusted):
+        row["p_holm"] = round(float(p_holm), 6)
+        row["significant"] = bool(p_holm <= cfg.alpha)
+    return {"rows": rows, "family_size": len(contrasts), "complete": missing == 0}
+
+
 def primary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> dict:
     """The pre-registered primary contrasts (docs/preregistration.md) on each success definition.
 
@@ -133,14 +146,7 @@ def primary(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> dict:
     """
     families = {}
     for outcome in OUTCOMES + ((RULER2,) if _judged_twice(configs, cfg.primary_splits) else ()):
-        rows = [r for c in PRIMARY_CONTRASTS if (r := _contrast_row(c, configs, cfg, outcome)) is not None]
-        missing = len(PRIMARY_CONTRASTS) - len(rows)
-        adjusted = holm([r["p"] for r in rows] + [1.0] * missing)
-        for row, p_holm in zip(rows, adjusted):
-            row["p_holm"] = round(float(p_holm), 6)
-            row["significant"] = bool(p_holm <= cfg.alpha)
-        families[outcome] = {"rows": rows, "family_size": len(PRIMARY_CONTRASTS), "complete": missing == 0,
-                             "post_hoc": outcome == RULER2}
+        families[outcome] = {**contrast_family(configs, cfg, PRIMARY_CONTRASTS, outcome), "post_hoc": outcome == RULER2}
     return {"splits": list(cfg.primary_splits), "alpha": cfg.alpha, **families,
             "note": (f"Pre-registered primary contrasts on strict success, pooled over {', '.join(cfg.primary_splits)}; "
                      f"a - b in percentage points of seed-averaged per-task outcomes, with an unadjusted "

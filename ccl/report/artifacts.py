@@ -151,3 +151,12 @@ def load_artifacts(root: Path) -> Artifacts:
         art.dagger[int(stats.parent.name[4:])] = _read(stats)
     art.dagger = dict(sorted(art.dagger.items()))
     return art
+
+# Study 2 (docs/preregistration-2.md): its page reads these, relative to the same root
+STUDY2_PREREG = "docs/preregistration-2.md"
+STUDY2_SUMMARY = "results/study2/summary.json"
+STUDY2_POWER = "results/study2/power.json"
+STUDY2_TIMES = "results/study2/stage_times.json"  # scripts/timed_repro.sh writes it after the run
+STUDY2_POOL_AUDIT = "data/study2/pool_audit.json"
+STUDY2_DEVIATIONS = "study2/deviations.yaml"  # the run's deviations from the pre-registration, one sentence each
+STUDY2_RUNS = "runs/study2"  # each adapter's summary.json

@@ -1,0 +1,192 @@
+"""Study 2's report page (docs/preregistration-2.md): results/study2/report.md and .html, and the site's copy.
+
+Everything on the page is read from study 2's artifacts: the analysis (``results/study2/summary.json``), the
+power analysis, the run's stage times (``results/study2/stage_times.json``, which ``scripts/timed_repro.sh``
+writes after the run), the fresh pool's audit, the adapters' summaries and the deviations the run recorded
+(``study2/deviations.yaml``). ``check`` holds the written page to the pre-registration's promises.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from ..artifacts.jsonio import atomic_write_bytes, read_json, sha256_file
+from ..vocabulary import RULER2, STUDY2_CONTRASTS
+from .artifacts import STUDY2_DEVIATIONS as DEVIATIONS
+from .artifacts import STUDY2_POOL_AUDIT as POOL_AUDIT
+from .artifacts import STUDY2_POWER as POWER
+from .artifacts import STUDY2_PREREG as PREREG
+from .artifacts import STUDY2_RUNS as RUNS
+from .artifacts import STUDY2_SUMMARY as SUMMARY
+from .artifacts import STUDY2_TIMES as TIMES
+from .page import html_page
+from .promises import stage_time_problems
+from .render import TEMPLATES, markdown_to_html
+from .run_time import budget_sentence, time_rows
+
+BUDGET_MINUTES = 150  # the issue's budget for the whole of study 2, install included (docs/preregistration-2.md)
+EXPECTED_MINUTES = (97, 103)  # the pre-registration's expectation on the slower machine type
+
+
+@dataclass(frozen=True)
+class Page:
+    markdown: str
+    html: str
+
+
+def md_table(columns: list[str], rows: list[list]) -> str:
+    """A Markdown table; cells are written as given (already formatted)."""
+    lines = ["| " + " | ".join(columns) + " |", "| " + " | ".join("---" for _ in columns) + " |"]
+    return "\n".join(lines + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
+
+
+def _pct(cell: dict | None) -> str:
+    if not cell:
+        return "n/a"
+    return f"{cell['mean']:.1f} [{cell['low']:.1f}, {cell['high']:.1f}]"
+
+
+def _p(p: float) -> str:
+    """An exact p as the summary rounds it (6 decimals): below that, a bound rather than a zero."""
+    return "< 0.000001" if p < 1e-6 else f"{p:.4g}"
+
+
+def family_table(family: dict, power: dict) -> str:
+    """One family's contrasts: difference, 95% CI, exact p, Holm p, MDE, tasks, wins, observed q."""
+    mde = {r["contrast"]: r["mde"] for r in power["contrasts"]}
+    rows = []
+    by_name = {r["contrast"]: r for r in family["rows"]}
+    for c in STUDY2_CONTRASTS:
+        r = by_name.get(c.name)
+        if r is None:
+            rows.append([f"`{c.name}`", "not computed (enters Holm with p = 1)"] + [""] * 9)
+            continue
+        part = r["components"][0]
+        m = mde.get(c.name)
+        rows.append([f"`{c.name}`", f"{r['a_success']:.1f}", f"{part['b_success']:.1f}", f"{r['diff']:+.1f}",
+                     f"[{r['low']:+.1f}, {r['high']:+.1f}]", _p(r["p"]), _p(r["p_holm"]),
+                     "n/a" if m is None else f"{100 * m:.1f}", r["n"], f"{part['a_wins']} / {part['b_wins']}",
+                     f"{100 * part['reverse_share']:.1f}"])
+    return md_table(["contrast", "a (%)", "b (%)", "a - b", "95% CI", "exact p", "Holm p", "MDE", "tasks",
+                     "wins a / b", "observed q (%)"], rows)
+
+
+def success_table(summary: dict) -> str:
+    roles = sorted(((o, f["role"]) for o, f in summary["families"].items()), key=lambda x: x[1])
+    rows = [[f"`{r['config']}`", r["split"], r["tasks"], *(_pct(r[o]) for o, _ in roles)] for r in summary["success"]]
+    return md_table(["configuration", "split", "tasks", *(f"{role} outcome" for _, role in roles)], rows)
+
+
+def oracle_sentence(check: dict) -> str:
+    if not check.get("evaluated"):
+        return "not evaluated."
+    parts = []
+    for outcome, label in ((RULER2, "ruler 2"), ("success", "ruler 1")):
+        c = check[outcome]
+        failed = c["failed"]
+        parts.append(f"{label} passes it on {c['tasks'] - len(failed)} of {c['tasks']} fresh tasks"
+                     + (f" (fails {', '.join(failed[:5])})" if failed else ""))
+    return "; ".join(parts) + "."
+
+
+def recorded(times: dict) -> bool:
+    """Whether ``times`` is a run's record (``scripts/stage_times.py --json``) rather than the placeholder
+    committed before the run."""
+    return "total_s" in times
+
+
+def times_text(times: dict) -> str:
+    """The run's stage times against the budget (``ccl.report.run_time``, as the first study's), or why
+    there are none yet."""
+    if not recorded(times):
+        return ("Not recorded yet: `scripts/timed_repro.sh` writes the stage times after the run "
+                f"(`{TIMES}`). The budget is {BUDGET_MINUTES} minutes, install included.")
+    return (f"Measured on {times['machine']} at commit `{times['commit']}`, from a fresh clone "
+            f"(`bash scripts/timed_repro.sh LOG study2/dvc.yaml`; log `{times['log']}`, started {times['started_utc']}, "
+            f"exit status {times['exit_status']}). The report and the site were then rebuilt with these times "
+            "(seconds, not counted). Each stage from its start to its lock-file update in `dvc repro`'s log.\n\n"
+            + md_table(["step", "wall time"], time_rows(times))
+            + f"\n\n{budget_sentence(times, BUDGET_MINUTES)} The pre-registration expected "
+              f"{EXPECTED_MINUTES[0]}-{EXPECTED_MINUTES[1]} minutes.")
+
+
+def adapters_table(root: Path) -> str:
+    rows = []
+    for d in sorted((root / RUNS).glob("*/summary.json")):
+        s = read_json(d)
+        rows.append([f"`{d.parent.name}`", s.get("steps", ""), f"{s.get('train_minutes', 0):.1f}",
+                     f"`{s.get('adapter_sha256', '')}`"])
+    return md_table(["run", "steps", "train minutes", "adapter SHA-256"], rows) if rows else "No adapter trained yet."
+
+
+def deviations(root: Path) -> list[str]:
+    """The deviations the run recorded, one sentence each (``study2/deviations.yaml``: a list)."""
+    path = root / DEVIATIONS
+    items = yaml.safe_load(path.read_text()) if path.is_file() else []
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise ValueError(f"{path}: expected a list of sentences, got {items!r}")
+    return items
+
+
+def facts(root: Path) -> dict:
+    summary, power = read_json(root / SUMMARY), read_json(root / POWER)
+    times = read_json(root / TIMES) if (root / TIMES).is_file() else {"recorded": False}
+    audit = read_json(root / POOL_AUDIT)
+    tables = {f["role"]: family_table(f, power) for f in summary["families"].values()}
+    return {"prereg_sha256": sha256_file(root / PREREG), "profile": summary["profile"],
+            "n_tasks": sum(a["tasks"] for a in audit["splits"].values()),
+            "tasks_by_split": ", ".join(f"{n} {s}" for s, n in ((s, a["tasks"]) for s, a in audit["splits"].items())),
+            "planned_q": f"{100 * power['reverse_share']:.1f}",
+            "family_labels": {f["role"]: f["label"] for f in summary["families"].values()},
+            "tables": {**tables, "success": success_table(summary), "adapters": adapters_table(root)},
+            "oracle": oracle_sentence(summary["oracle"]), "times": times_text(times),
+            "deviations": deviations(root), "configs": sorted(summary["configs"])}
+
+
+def build(root: Path) -> Page:
+    env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=True,
+                      autoescape=False)
+    md = env.get_template("study2.md.j2").render(f=facts(root))
+    return Page(md, html_page("Study 2: learning from its own mistakes", markdown_to_html(md), page="study2"))
+
+
+def promises(root: Path, text: str) -> list[str]:
+    """What the pre-registration promised the page shows, checked on ``text``; one problem per broken promise."""
+    problems = []
+    if sha256_file(root / PREREG) not in text:
+        problems.append(f"the page does not quote {PREREG}'s SHA-256")
+    labels = [f["label"] for f in read_json(root / SUMMARY)["families"].values()] if (root / SUMMARY).is_file() else []
+    for label in labels:
+        if text.count(label) != 1:
+            problems.append(f"the family label {label!r} appears {text.count(label)} times, not once")
+    for c in STUDY2_CONTRASTS:
+        if f"`{c.name}`" not in text:
+            problems.append(f"the primary table lacks {c.name}")
+    times = read_json(root / TIMES) if (root / TIMES).is_file() else {"recorded": False}
+    if (root / SUMMARY).is_file() and read_json(root / SUMMARY)["configs"] and not recorded(times):
+        problems.append(f"study 2 has results but no recorded stage times ({TIMES})")
+    if recorded(times):
+        problems += stage_time_problems(text, times, BUDGET_MINUTES)
+    for d in deviations(root):
+        if f"Deviation: {d}" not in text:
+            problems.append(f"the limitations omit the deviation {d!r}")
+    return problems
+
+
+def write(root: Path, out_md: Path, out_html: Path, site_html: Path) -> Page:
+    page = build(root)
+    for path, text in ((out_md, page.markdown), (out_html, page.html), (site_html, page.html)):
+        atomic_write_bytes(path, text.encode("utf-8"))
+    return page
+
+
+def check(root: Path, written_md: Path) -> list[str]:
+    """Problems with the written page: stale against a fresh build, or a broken promise."""
+    if not written_md.is_file():
+        return [f"{written_md}: missing; run study 2's report stage"]
+    text = written_md.read_text(encoding="utf-8")
+    problems = [] if build(root).markdown == text else [f"{written_md} differs from a fresh build of its artifacts"]
+    return problems + promises(root, text)
