@@ -12,14 +12,14 @@ from ccl.artifacts.boundary import run_stage
 from ccl.stages import analyze_study2
 
 from .cli import stage_parser
-from .layout import ROOT, STUDY2_PARAMS, STUDY2_RESULTS
+from .layout import STUDY2_PARAMS, STUDY2_PREREG, STUDY2_RESULTS
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = stage_parser(__doc__, data=False)
     ap.set_defaults(params=STUDY2_PARAMS)
     ap.add_argument("--runs", type=Path, default=STUDY2_RESULTS / "runs")
-    ap.add_argument("--prereg", type=Path, default=ROOT / "docs" / "preregistration-2.md")
+    ap.add_argument("--prereg", type=Path, default=STUDY2_PREREG)
     ap.add_argument("--out", type=Path, default=STUDY2_RESULTS / "summary.json")
     args = ap.parse_args(argv)
     r = analyze_study2.run(args.params, args.profile, args.runs, args.prereg, args.out)

@@ -4,6 +4,7 @@
     python -m scripts.verify --root DIR   # every manifest.json under DIR
     python -m scripts.verify --compare runs/C_s0 /elsewhere/runs/C_s0   # a retrained run against the published one
     python -m scripts.verify --prune-lock   # drop dvc.lock's entries of stages dvc.yaml no longer defines
+    python -m scripts.verify --pipeline study2/dvc.yaml   # study 2 alone: its lock, data/study2 and runs/study2
 
 Exit status 0 when everything matches; 1 with one line per file that differs, is
 missing, or is present but listed in no manifest. With --compare: 0 when the retrained
@@ -21,7 +22,10 @@ from ccl.artifacts.verification import verify_tree
 from ccl.errors import InputError
 from ccl.models import adapter_check
 
-from .layout import DATA, ROOT, TRAIN_RUNS
+from .layout import DATA, ROOT, STUDY2_DATA, STUDY2_RUNS, TRAIN_RUNS
+
+# a pipeline other than the root's, and the folders its outputs with manifests live in
+PIPELINE_FOLDERS = {"study2/dvc.yaml": (STUDY2_DATA, STUDY2_RUNS)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, default=None, help="tree to check instead of this repository")
     ap.add_argument("--compare", type=Path, nargs=2, metavar=("PUBLISHED", "RETRAINED"),
                     help="two folders of the same training run: is the retrained one the published one?")
+    ap.add_argument("--pipeline", choices=sorted(PIPELINE_FOLDERS), default=None,
+                    help="check one pipeline's outputs against its own lock (default: the first study's dvc.yaml, "
+                         "data/ and runs/)")
     ap.add_argument("--prune-lock", action="store_true",
                     help="remove dvc.lock's entries of stages dvc.yaml no longer defines, then verify")
     args = ap.parse_args(argv)
@@ -43,14 +50,16 @@ def main(argv: list[str] | None = None) -> int:
         if not args.root.is_dir():
             ap.error(f"--root {args.root}: not a directory")
         root, scan = args.root, [args.root]
+    elif args.pipeline:
+        root, scan = ROOT, list(PIPELINE_FOLDERS[args.pipeline])
     else:
         root, scan = ROOT, [DATA.parent, TRAIN_RUNS]
     try:
         if args.prune_lock:
             for name in prune_stale(root):
                 print(f"pruned {name} from {root / 'dvc.lock'}", file=sys.stderr)
-        stale = stale_stages(root)
-        problems = verify_tree(root, scan, stale)
+        stale = stale_stages(root, args.pipeline)
+        problems = verify_tree(root, scan, stale, args.pipeline)
     except InputError as e:
         print(f"verify: {e}", file=sys.stderr)
         return 2

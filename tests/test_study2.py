@@ -91,12 +91,13 @@ def _root(tmp_path: Path, times: dict, deviations: list[str]) -> Path:
     (tmp_path / "study2" / "deviations.yaml").write_text(yaml.safe_dump(deviations))
     (tmp_path / "results" / "study2").mkdir(parents=True)
     family = {"rows": [], "family_size": 3, "complete": False}
-    summary = {"profile": "cpu", "configs": {"C": ["C_s0"]}, "success": [], "oracle": {"evaluated": False},
+    summary = {"profile": "cpu", "alpha": 0.05, "configs": {"C": ["C_s0"]}, "success": [], "oracle": {"evaluated": False},
                "families": {RULER2: {"role": "primary", "label": "primary: L1", **family},
                             "success": {"role": "secondary A", "label": "secondary A: L2", **family},
                             "no": {"role": "secondary B", "label": "secondary B: L3", **family}}}
     (tmp_path / "results" / "study2" / "summary.json").write_text(json.dumps(summary))
-    (tmp_path / "results" / "study2" / "power.json").write_text(json.dumps({"contrasts": [], "reverse_share": 0.125}))
+    (tmp_path / "results" / "study2" / "power.json").write_text(json.dumps({"contrasts": [], "reverse_share": 0.125, "power": 0.8,
+                                                                               "curve": []}))
     (tmp_path / "results" / "study2" / "stage_times.json").write_text(json.dumps(times))
     (tmp_path / "data" / "study2").mkdir(parents=True)
     (tmp_path / "data" / "study2" / "pool_audit.json").write_text(json.dumps({"splits": {"eval_id": {"tasks": 4}}}))
@@ -129,3 +130,54 @@ def test_results_without_recorded_stage_times_break_a_promise(tmp_path):
     built = page.build(root).markdown
     assert "Not recorded yet" in built
     assert page.promises(root, built) == [f"study 2 has results but no recorded stage times ({page.TIMES})"]
+
+
+@pytest.mark.slow
+def test_study2_pipeline_commands_run_on_smoke_sizes(tmp_path):
+    """Every command study2/dvc.yaml runs, in pipeline order, on the smoke profile in a scratch root:
+    the same scripts, flags and relative paths as the real run (DVC resolves the foreach items). The smoke
+    profile has one DAgger beta, so the chain stops after its first iteration: the second iteration and the
+    last DAgger run's evaluation are left out (the cpu profile runs both)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import networkx as nx
+    from dvc.repo import Repo
+
+    for rel in ("study2/params.yaml", "study2/deviations.yaml", "docs/preregistration-2.md",
+                "results/study2/stage_times.json", "runs/val_baseline.json"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, tmp_path / rel)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = lambda cmd: subprocess.run(cmd, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True)  # noqa: E731
+    built = run(f"{sys.executable} -m scripts.build_datasets --profile smoke --out data/v1")
+    assert built.returncode == 0, built.stderr
+    repo = Repo(str(ROOT))
+    stages = [s for s in nx.topological_sort(repo.index.graph.reverse()) if s.path_in_repo == "study2/dvc.yaml"]
+    left_out = {"dagger_rollout@1", "dagger_train@1", "evaluate_run@C_dagger_s0", "judge@C_dagger_s0"}
+    for st in stages:
+        if st.name in left_out:
+            continue
+        cmd = st.cmd.replace("python -m", f"{sys.executable} -m", 1)
+        cmd += " --profile smoke" if "--params" in cmd else ""
+        cmd += " --data data/v1" if "--params" in cmd and "--data" not in cmd else ""  # the default is the repository's
+        # these two take their paths from scripts/layout.py, which names the repository's: point them here
+        cmd += " --runs results/study2/runs --prereg docs/preregistration-2.md --out results/study2/summary.json" \
+            if "analyze_study2" in cmd else ""
+        cmd += " --root . --out results/study2 --site web/study2" if "report_study2" in cmd else ""
+        done = run(cmd)
+        assert done.returncode == 0, f"{st.name}: {cmd}\n{done.stderr[-2000:]}"
+    summary = json.loads((tmp_path / "results" / "study2" / "summary.json").read_text())
+    assert summary["oracle"][RULER2]["failed"] == []
+    assert sorted(summary["configs"]) == ["C", "C_grpo_dense", "C_grpo_sparse"]
+    page_text = (tmp_path / "results" / "study2" / "report.md").read_text()
+    assert "`C_grpo_dense_vs_C_grpo_sparse`" in page_text and "Not recorded yet" in page_text
+
+
+def test_the_pages_budget_and_expectation_are_the_preregistrations():
+    text = " ".join((ROOT / "docs" / "preregistration-2.md").read_text().split())
+    assert f"within {page.BUDGET_MINUTES} minutes on the project's 2-core machines" in text
+    low, high = page.EXPECTED_MINUTES
+    assert f"**about {low}-{high} min**" in text

@@ -92,3 +92,31 @@ def test_a_fifo_listed_or_lying_in_a_manifests_folder_is_never_opened(tmp_path):
     assert verify_tree(runs) == [
         "REFUSED C_s1/summary.json (listed in C_s1/manifest.json, but a FIFO, not a regular file; not opened)",
         "REFUSED C_s0/extra.jsonl (a FIFO, not a regular file; not opened)"]
+
+
+def _pipeline_tree(tmp_path: Path) -> Path:
+    """A second pipeline's lock (study2/dvc.lock's shape): it records a manifest by MD5 and the folder of
+    task files beside it as a directory output kept in git, whose listing no DVC cache holds."""
+    from ccl.artifacts.jsonio import file_digest
+
+    root = tmp_path / "repo"
+    data = root / "data2"
+    write_manifest(data, _files(data, ["tasks/eval_id.jsonl", "tasks/eval_renamed.jsonl"]))
+    (root / "sub").mkdir()
+    (root / "sub" / "dvc.lock").write_text(
+        "schema: '2.0'\nstages:\n  fresh_pool:\n    outs:\n"
+        f"    - path: data2/manifest.json\n      md5: {file_digest(data / 'manifest.json', 'md5')}\n"
+        "    - path: data2/tasks\n      md5: 0123456789abcdef0123456789abcdef.dir\n")
+    return root
+
+
+def test_a_pipelines_own_lock_anchors_and_its_manifest_checks_a_folder_kept_in_git(tmp_path):
+    root = _pipeline_tree(tmp_path)
+    assert verify_tree(root, [root / "data2"], pipeline="sub/dvc.yaml") == []
+    (root / "data2" / "tasks" / "extra.jsonl").write_text("{}\n")  # now the manifest no longer covers the folder
+    assert verify_tree(root, [root / "data2"], pipeline="sub/dvc.yaml") == [
+        "UNCHECKED data2/tasks/ (dvc.lock records this folder from stage fresh_pool; its file list is not in the "
+        "DVC cache: dvc pull)",
+        "UNEXPECTED data2/tasks/extra.jsonl (in no manifest)"]
+    # the root's lock (absent here) anchors nothing: the same tree checked against it has no recorded folder
+    assert verify_tree(root, [root / "data2"]) == ["UNEXPECTED data2/tasks/extra.jsonl (in no manifest)"]

@@ -16,7 +16,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..artifacts.jsonio import read_jsonl
+from ..artifacts.jsonio import read_jsonl, sha256_file
 from ..vocabulary import ORACLE, RULER2, STUDY2_CONTRASTS
 from .contrasts import contrast_family
 from .intervals import _cell, interval, pooled
@@ -25,7 +25,7 @@ from .runs import POOLED, AnalyzeConfig, ConfigData, Matrix, build_configs, cell
 
 NO_REPEATS = "ruler2_no_repeats"  # ruler 2's success, failed when the episode repeats an answered call
 # The three families in the pre-registration's order: outcome key -> (role, label). The label is the one
-# wording every page uses for the family (build_report --check holds the pages to it).
+# wording study 2's page uses for the family (report_study2 --check holds the page to it).
 FAMILIES = {
     RULER2: ("primary", "primary: ruler-2 strict success, Holm over the 3 contrasts, fixed in advance"),
     "success": ("secondary A", "secondary A: ruler-1 strict success, Holm over the 3 contrasts, fixed in advance"),
@@ -34,9 +34,12 @@ FAMILIES = {
 }
 
 
+EPISODES = "episodes.jsonl.gz"  # the evaluate stage's transcripts of a run, beside its verdicts
+
+
 def repeat_flags(run_dir: Path) -> dict[str, bool]:
     """task id -> whether the run's episode repeats an answered call (``repeats_after_answer``)."""
-    return {e["task_id"]: repeats_after_answer(e["record"]) > 0 for e in read_jsonl(run_dir / "episodes.jsonl.gz")}
+    return {e["task_id"]: repeats_after_answer(e["record"]) > 0 for e in read_jsonl(run_dir / EPISODES)}
 
 
 def with_no_repeats(data: ConfigData, flags: Mapping[str, Mapping[str, bool]]) -> ConfigData:
@@ -62,6 +65,20 @@ def success_rows(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> list[
     return rows
 
 
+def family_rows(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> list[dict]:
+    """Per configuration and task family, pooled over the primary splits: tasks and ruler-2 successes
+    (descriptive: the pre-registration tests nothing per family)."""
+    rows = []
+    for name, data in configs.items():
+        mat = pooled(data, cfg.primary_splits)
+        families = np.array(mat.strata["family"])
+        for family in sorted(set(families)):
+            keep = families == family
+            rows.append({"config": name, "family": str(family), "tasks": int(keep.sum()),
+                         "ruler2_successes": float(mat.values[RULER2][:, keep].mean(axis=0).sum())})
+    return rows
+
+
 def oracle_check(data: ConfigData | None) -> dict:
     """The oracle's failures on the fresh tasks under each ruler: both must be empty for the tasks to be sound."""
     if data is None:
@@ -73,19 +90,31 @@ def oracle_check(data: ConfigData | None) -> dict:
     return out
 
 
+class FreshTaskError(ValueError):
+    """The oracle fails a fresh task under ruler 2: a defect of the task or the ruler, not a result."""
+
+
 def analyze(runs_dir: Path, cfg: AnalyzeConfig) -> dict:
-    """The study-2 summary from every judged run under ``runs_dir`` (results/study2/runs)."""
+    """The study-2 summary from every judged run under ``runs_dir`` (results/study2/runs). Stops when the
+    oracle fails any fresh task under ruler 2 (docs/preregistration-2.md: the tasks are then unsound)."""
     runs, inputs = load_runs(runs_dir)
     configs = build_configs(runs)
     oracle = configs.pop(ORACLE, None)
+    check = oracle_check(oracle)
+    if check.get("evaluated") and check[RULER2]["failed"]:
+        failed = check[RULER2]["failed"]
+        raise FreshTaskError(f"the oracle fails {len(failed)} fresh task(s) under ruler 2 (e.g. {failed[0]}): a defect "
+                             "of the tasks or the ruler; fix it and rerun the study (docs/preregistration-2.md)")
     flags = {run: repeat_flags(runs_dir / run) for data in configs.values() for run in data.runs}
+    inputs.update({f"{run}/{EPISODES}": sha256_file(runs_dir / run / EPISODES) for run in flags})
     configs = {name: with_no_repeats(data, flags) for name, data in configs.items()}
     families = {outcome: {"role": role, "label": label,
                           **contrast_family(configs, cfg, STUDY2_CONTRASTS, outcome)}
                 for outcome, (role, label) in FAMILIES.items()}
     return {"splits": list(cfg.primary_splits), "alpha": cfg.alpha, "n_resamples": cfg.n_resamples,
             "configs": {n: list(d.runs) for n, d in configs.items()}, "families": families,
-            "success": success_rows(configs, cfg), "oracle": oracle_check(oracle), "inputs": inputs,
+            "success": success_rows(configs, cfg), "families_of_tasks": family_rows(configs, cfg),
+            "oracle": check, "inputs": inputs,
             "note": (f"Contrasts pooled over {', '.join(cfg.primary_splits)}: a - b in percentage points with an "
                      f"unadjusted {100 * (1 - cfg.alpha):.0f}% task-bootstrap CI ({cfg.n_resamples} resamples) and "
                      "an exact two-sided sign-flip p (McNemar's exact test with one seed per side); p_holm: Holm "

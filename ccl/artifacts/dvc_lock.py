@@ -4,7 +4,11 @@ MD5 in the committed lock file cannot change without a commit.
 
 DVC never drops a lock entry whose stage left ``dvc.yaml`` (a run taken out of ``params.yaml``'s
 matrix leaves ``train@<run>`` and its dependants behind), so only the stages ``dvc.yaml`` still
-defines are anchors; :func:`prune_stale` removes the others from the file."""
+defines are anchors; :func:`prune_stale` removes the others from the file.
+
+A repository may hold more than one pipeline (study 2's ``study2/dvc.yaml``, its lock beside it, its
+paths relative to the root through ``wdir``). ``pipeline`` names the one to read, relative to the root;
+the default is the root's ``dvc.yaml``."""
 from __future__ import annotations
 
 import json
@@ -32,9 +36,14 @@ class Unlisted:
     stage: str
 
 
-def locked_stages(root: Path) -> dict:
-    """``root/dvc.lock``'s entries by stage name; no dvc.lock: none."""
-    lock = Path(root) / "dvc.lock"
+def lock_file(root: Path, pipeline: str | None = None) -> Path:
+    """The lock file DVC keeps beside ``pipeline`` (default: the root's ``dvc.yaml``, whose lock is ``dvc.lock``)."""
+    return Path(root) / (Path(pipeline).with_suffix(".lock") if pipeline else "dvc.lock")
+
+
+def locked_stages(root: Path, pipeline: str | None = None) -> dict:
+    """The pipeline's lock entries by stage name; no lock file: none."""
+    lock = lock_file(root, pipeline)
     if not lock.is_file():
         return {}
     try:
@@ -46,16 +55,16 @@ def locked_stages(root: Path) -> dict:
     return stages
 
 
-def defined_stages(root: Path) -> set[str] | None:
-    """The stage names ``root/dvc.yaml`` defines, each ``foreach`` expanded by DVC itself from
-    ``params.yaml``; None for a tree without a dvc.yaml (then every lock entry counts)."""
+def defined_stages(root: Path, pipeline: str | None = None) -> set[str] | None:
+    """The stage names the pipeline (default ``root/dvc.yaml``) defines, each ``foreach`` expanded by DVC
+    itself from its params file; None for a tree without that file (then every lock entry counts)."""
     # imported here: a second or so, and only a pipeline needs it. DVC's own name for its pipeline
     # file, so the library names no repository path (tests/test_layout.py).
     from dvc.dvcfile import PROJECT_FILE
     from dvc.exceptions import DvcException
     from dvc.repo import Repo
 
-    dvc_yaml = Path(root) / PROJECT_FILE
+    dvc_yaml = Path(root) / (pipeline or PROJECT_FILE)
     if not dvc_yaml.is_file():
         return None
 
@@ -67,10 +76,10 @@ def defined_stages(root: Path) -> set[str] | None:
                          f"({type(e).__name__}: {e})") from None
 
 
-def stale_stages(root: Path) -> list[str]:
-    """Lock entries of stages ``root/dvc.yaml`` no longer defines, in the lock file's order."""
-    locked = locked_stages(root)  # first, so a broken lock file is named as such
-    defined = defined_stages(root) if locked else None
+def stale_stages(root: Path, pipeline: str | None = None) -> list[str]:
+    """Lock entries of stages the pipeline no longer defines, in the lock file's order."""
+    locked = locked_stages(root, pipeline)  # first, so a broken lock file is named as such
+    defined = defined_stages(root, pipeline) if locked else None
     return [] if defined is None else [name for name in locked if name not in defined]
 
 
@@ -97,14 +106,15 @@ def prune_stale(root: Path) -> list[str]:
     return [name for name in before if name in stale]
 
 
-def recorded_outputs(root: Path, stale: list[str] | None = None) -> tuple[list[Recorded], list[Unlisted]]:
-    """Every output file ``root/dvc.lock`` records for a stage ``dvc.yaml`` still defines (directory
-    outputs expanded through the DVC cache's listing), and the directory outputs whose listing is
-    absent. No dvc.lock: nothing recorded. ``stale``: :func:`stale_stages`, when the caller has it."""
-    lock = Path(root) / "dvc.lock"
-    stale = set(stale_stages(root) if stale is None else stale)
+def recorded_outputs(root: Path, stale: list[str] | None = None,
+                     pipeline: str | None = None) -> tuple[list[Recorded], list[Unlisted]]:
+    """Every output file the pipeline's lock records for a stage it still defines (directory outputs
+    expanded through the DVC cache's listing), and the directory outputs whose listing is absent. No
+    lock file: nothing recorded. ``stale``: :func:`stale_stages`, when the caller has it."""
+    lock = lock_file(root, pipeline)
+    stale = set(stale_stages(root, pipeline) if stale is None else stale)
     try:
-        outs = [(stage, o["path"], o["md5"]) for stage, entry in locked_stages(root).items()
+        outs = [(stage, o["path"], o["md5"]) for stage, entry in locked_stages(root, pipeline).items()
                 if stage not in stale for o in entry.get("outs", [])]
     except (AttributeError, KeyError, TypeError) as e:
         raise InputError(f"{lock}: cannot read the recorded outputs ({type(e).__name__}: {e})") from None

@@ -17,23 +17,23 @@ SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (sta
            (stat.S_ISSOCK, "a socket"))
 
 
-def verify_tree(root: Path, scan: list[Path] | None = None, stale: list[str] | None = None) -> list[str]:
+def verify_tree(root: Path, scan: list[Path] | None = None, stale: list[str] | None = None,
+                pipeline: str | None = None) -> list[str]:
     """Problems found under ``root`` (empty when everything matches), one line each. Two anchors:
     ``root/dvc.lock`` (in git; absent for a bare tree), whose recorded outputs under ``scan`` must exist
     with their MD5, so a deleted or edited manifest is named; and every manifest found or recorded,
     whose every field is recomputed for each file it lists. Lock entries of stages ``dvc.yaml`` no
-    longer defines (``stale``, found when not given) anchor nothing."""
+    longer defines (``stale``, found when not given) anchor nothing. ``pipeline``: whose lock anchors
+    (default the root's ``dvc.yaml``; see ``dvc_lock``)."""
     root = Path(root)
     scan = [Path(d) for d in (scan or [root])]
 
     def inside(path: Path) -> bool:
         return any(path.resolve().is_relative_to(d.resolve()) for d in scan)
 
-    recorded, unlisted = recorded_outputs(root, stale)
+    recorded, unlisted = recorded_outputs(root, stale, pipeline)
     recorded = [r for r in recorded if inside(root / r.path)]
     problems = _check_recorded(root, recorded)
-    problems += [f"UNCHECKED {u.path}/ (dvc.lock records this folder from stage {u.stage}; its file list is not "
-                 f"in the DVC cache: dvc pull)" for u in unlisted if inside(root / u.path)]
     reported = {line.split()[1] for line in problems}
     manifests = sorted({m for d in scan if d.exists() for m in d.rglob(MANIFEST)}
                        | {root / r.path for r in recorded if Path(r.path).name == MANIFEST and (root / r.path).exists()})
@@ -43,7 +43,20 @@ def verify_tree(root: Path, scan: list[Path] | None = None, stale: list[str] | N
     tracked = {(root / u.path).resolve(): u for u in unlisted}
     for m in manifests:
         problems += [x for x in _check_manifest(root, m, listed, tracked) if x.split()[1] not in reported]
+    # a folder kept in git (cache: false) has no listing in the DVC cache; a manifest the lock anchors that
+    # lists every file in it checks it all the same
+    anchored = {(root / r.path).resolve().parent for r in recorded if Path(r.path).name == MANIFEST}
+    problems += [f"UNCHECKED {u.path}/ (dvc.lock records this folder from stage {u.stage}; its file list is not "
+                 f"in the DVC cache: dvc pull)" for u in unlisted
+                 if inside(root / u.path) and not _covered(root / u.path, anchored, listed)]
     return problems + _check_unlisted(root, scan, manifests, listed, {(root / r.path).resolve() for r in recorded})
+
+
+def _covered(folder: Path, anchored: set[Path], listed: set[Path]) -> bool:
+    """Every file of ``folder`` is listed by a manifest whose own bytes the lock records."""
+    files = [p.resolve() for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")]
+    return (folder.is_dir() and any(folder.resolve().is_relative_to(a) for a in anchored)
+            and all(f in listed for f in files))
 
 
 def special_kind(path: Path) -> str | None:

@@ -159,4 +159,5 @@ STUDY2_POWER = "results/study2/power.json"
 STUDY2_TIMES = "results/study2/stage_times.json"  # scripts/timed_repro.sh writes it after the run
 STUDY2_POOL_AUDIT = "data/study2/pool_audit.json"
 STUDY2_DEVIATIONS = "study2/deviations.yaml"  # the run's deviations from the pre-registration, one sentence each
-STUDY2_RUNS = "runs/study2"  # each adapter's summary.json
+STUDY2_RUNS = "study2/runs"  # each adapter's summary.json; GRPO's step logs and samples
+STUDY2_DAGGER = "data/study2/dagger"  # each DAgger iteration's stats.json

@@ -13,22 +13,24 @@ from pathlib import Path
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from ..artifacts.jsonio import atomic_write_bytes, read_json, sha256_file
+from ..artifacts.jsonio import atomic_write_bytes, read_json, read_jsonl, sha256_file
+from ..errors import InputError
 from ..vocabulary import RULER2, STUDY2_CONTRASTS
-from .artifacts import STUDY2_DEVIATIONS as DEVIATIONS
-from .artifacts import STUDY2_POOL_AUDIT as POOL_AUDIT
-from .artifacts import STUDY2_POWER as POWER
-from .artifacts import STUDY2_PREREG as PREREG
-from .artifacts import STUDY2_RUNS as RUNS
-from .artifacts import STUDY2_SUMMARY as SUMMARY
-from .artifacts import STUDY2_TIMES as TIMES
+from . import artifacts as A
 from .page import html_page
 from .promises import stage_time_problems
 from .render import TEMPLATES, markdown_to_html
 from .run_time import budget_sentence, time_rows
 
-BUDGET_MINUTES = 150  # the issue's budget for the whole of study 2, install included (docs/preregistration-2.md)
-EXPECTED_MINUTES = (97, 103)  # the pre-registration's expectation on the slower machine type
+# the artifacts the page reads, relative to the root (ccl/report/artifacts.py names them)
+PREREG, SUMMARY, POWER, TIMES = A.STUDY2_PREREG, A.STUDY2_SUMMARY, A.STUDY2_POWER, A.STUDY2_TIMES
+POOL_AUDIT, DEVIATIONS, RUNS, DAGGER = A.STUDY2_POOL_AUDIT, A.STUDY2_DEVIATIONS, A.STUDY2_RUNS, A.STUDY2_DAGGER
+
+# docs/preregistration-2.md, "Power and time" (tests/test_study2.py reads both back from it): the budget for
+# the whole of study 2, install included, and the expected total on the slower machine type
+BUDGET_MINUTES = 150
+EXPECTED_MINUTES = (97, 103)
+SAMPLES_SHOWN = 4  # GRPO's last-step samples the page prints per arm (all of them are in samples.jsonl.gz)
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def family_table(family: dict, power: dict) -> str:
                      f"[{r['low']:+.1f}, {r['high']:+.1f}]", _p(r["p"]), _p(r["p_holm"]),
                      "n/a" if m is None else f"{100 * m:.1f}", r["n"], f"{part['a_wins']} / {part['b_wins']}",
                      f"{100 * part['reverse_share']:.1f}"])
-    return md_table(["contrast", "a (%)", "b (%)", "a - b", "95% CI", "exact p", "Holm p", "MDE", "tasks",
+    return md_table(["contrast", "a (%)", "b (%)", "a - b", "CI", "exact p", "Holm p", "MDE", "tasks",
                      "wins a / b", "observed q (%)"], rows)
 
 
@@ -122,12 +124,57 @@ def adapters_table(root: Path) -> str:
     return md_table(["run", "steps", "train minutes", "adapter SHA-256"], rows) if rows else "No adapter trained yet."
 
 
+def curve_table(power: dict) -> str:
+    """The MDE of each contrast against the planning value q (the pre-registration's curve)."""
+    names = [c.name for c in STUDY2_CONTRASTS]
+    rows = [[f"{100 * point['reverse_share']:.1f}", *("n/a" if point.get(n) is None else f"{100 * point[n]:.1f}"
+                                                      for n in names)] for point in power["curve"]]
+    return md_table(["q (%)", *(f"`{n}` MDE" for n in names)], rows)
+
+
+def task_family_table(summary: dict) -> str:
+    rows = [[f"`{r['config']}`", r["family"], r["tasks"], f"{r['ruler2_successes']:g}"]
+            for r in summary.get("families_of_tasks", [])]
+    return md_table(["configuration", "task family", "tasks", "ruler-2 successes"], rows) if rows else "n/a"
+
+
+def dagger_table(root: Path) -> str:
+    keys = ["tasks", "beta", "states", "states_off_expert_path", "unrecoverable", "student_passes", "rows",
+            "train_rows", "episodes_ruler2_success"]
+    rows = [[read_json(f).get("iteration"), *(read_json(f).get(k) for k in keys)]
+            for f in sorted((root / DAGGER).glob("iter*/stats.json"))]
+    return md_table(["iteration", *keys], rows) if rows else "No DAgger iteration has run."
+
+
+def _num(v: object) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def grpo_last_step(root: Path) -> tuple[str, str]:
+    """Each GRPO arm's monitors at its last step (train_log.jsonl) and a few of that step's samples."""
+    keys = ["step", "reward", "success", "kl", "zero_spread_groups", "flagged", "flagged_and_passed"]
+    monitors, samples = [], []
+    for log in sorted((root / RUNS).glob("C_grpo_*/train_log.jsonl")):
+        last = list(read_jsonl(log))[-1]
+        monitors.append([f"`{log.parent.name}`", *(_num(last.get(k)) for k in keys)])
+        rows = [r for r in read_jsonl(log.parent / "samples.jsonl.gz") if r.get("step") == last.get("step")]
+        for r in rows[:SAMPLES_SHOWN]:
+            final = " ".join(str(r.get("final") or "").split())[:100].replace("|", "/")
+            samples.append([f"`{log.parent.name}`", r.get("family"), r.get("sparse"), ", ".join(r.get("flags") or []),
+                            final or "(no final answer)"])
+    if not monitors:
+        return "No GRPO run has trained.", ""
+    return (md_table(["run", *keys], monitors),
+            md_table(["run", "task family", "ruler-2 success", "red-team flags", "final answer (first 100 characters)"],
+                     samples))
+
+
 def deviations(root: Path) -> list[str]:
     """The deviations the run recorded, one sentence each (``study2/deviations.yaml``: a list)."""
     path = root / DEVIATIONS
     items = yaml.safe_load(path.read_text()) if path.is_file() else []
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-        raise ValueError(f"{path}: expected a list of sentences, got {items!r}")
+        raise InputError(f"{path}: expected a list of sentences, got {items!r}")
     return items
 
 
@@ -136,12 +183,19 @@ def facts(root: Path) -> dict:
     times = read_json(root / TIMES) if (root / TIMES).is_file() else {"recorded": False}
     audit = read_json(root / POOL_AUDIT)
     tables = {f["role"]: family_table(f, power) for f in summary["families"].values()}
+    monitors, samples = grpo_last_step(root)
+    pooled_tasks = next((r["tasks"] for r in summary["success"] if r["split"] == "all"), 0)
+    over = recorded(times) and times["total_s"] > 60 * BUDGET_MINUTES
     return {"prereg_sha256": sha256_file(root / PREREG), "profile": summary["profile"],
-            "n_tasks": sum(a["tasks"] for a in audit["splits"].values()),
+            "n_tasks": pooled_tasks, "power_pct": f"{100 * power['power']:.0f}",
+            "ci_pct": f"{100 * (1 - summary['alpha']):.0f}", "alpha": summary["alpha"],
+            "over_budget": budget_sentence(times, BUDGET_MINUTES) if over else "",
             "tasks_by_split": ", ".join(f"{n} {s}" for s, n in ((s, a["tasks"]) for s, a in audit["splits"].items())),
             "planned_q": f"{100 * power['reverse_share']:.1f}",
             "family_labels": {f["role"]: f["label"] for f in summary["families"].values()},
-            "tables": {**tables, "success": success_table(summary), "adapters": adapters_table(root)},
+            "tables": {**tables, "success": success_table(summary), "adapters": adapters_table(root),
+                       "curve": curve_table(power), "task_families": task_family_table(summary),
+                       "dagger": dagger_table(root), "grpo_monitors": monitors, "grpo_samples": samples},
             "oracle": oracle_sentence(summary["oracle"]), "times": times_text(times),
             "deviations": deviations(root), "configs": sorted(summary["configs"])}
 
@@ -162,14 +216,18 @@ def promises(root: Path, text: str) -> list[str]:
     for label in labels:
         if text.count(label) != 1:
             problems.append(f"the family label {label!r} appears {text.count(label)} times, not once")
+    primary = text.split("## Primary family", 1)[-1].split("\n## ", 1)[0] if "## Primary family" in text else ""
     for c in STUDY2_CONTRASTS:
-        if f"`{c.name}`" not in text:
+        if f"| `{c.name}` |" not in primary:
             problems.append(f"the primary table lacks {c.name}")
     times = read_json(root / TIMES) if (root / TIMES).is_file() else {"recorded": False}
     if (root / SUMMARY).is_file() and read_json(root / SUMMARY)["configs"] and not recorded(times):
         problems.append(f"study 2 has results but no recorded stage times ({TIMES})")
     if recorded(times):
         problems += stage_time_problems(text, times, BUDGET_MINUTES)
+        limitations = text.split("## Limitations", 1)[-1] if "## Limitations" in text else ""
+        if times["total_s"] > 60 * BUDGET_MINUTES and budget_sentence(times, BUDGET_MINUTES) not in limitations:
+            problems.append("the run exceeded the budget and the limitations do not say so")
     for d in deviations(root):
         if f"Deviation: {d}" not in text:
             problems.append(f"the limitations omit the deviation {d!r}")
