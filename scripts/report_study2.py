@@ -3,8 +3,8 @@
     python -m scripts.report_study2            # results/study2/report.md, report.html; web/study2/index.html
     python -m scripts.report_study2 --check    # the written page against a fresh build and the pre-registration's promises
 
-The site's copy lives in web/study2/ (the first study's site, web/public, is stage export_web's output; its
-pages link here).
+The site's copy lives in web/study2/ (the first study's site, web/public, is stage export_web's output). The
+README's study-2 block (between its study2-brief markers) is rewritten from the same artifacts.
 """
 from __future__ import annotations
 
@@ -25,14 +25,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=STUDY2_RESULTS, help="folder of report.md and report.html")
     ap.add_argument("--site", type=Path, default=STUDY2_SITE, help="folder of the site's copy (index.html)")
     ap.add_argument("--check", action="store_true", help="check the written page instead of writing it")
+    ap.add_argument("--no-readme", action="store_true", help="leave README.md's study-2 block alone")
     args = ap.parse_args(argv)
+    readme = args.root / "README.md"
+    readme = None if args.no_readme or not readme.is_file() else readme  # a bare artifact root has none
     if args.check:
-        problems = study2.check(args.root, args.out / "report.md")
+        problems = study2.check(args.root, args.out / "report.md", readme)
         if problems:
             raise InputError("study 2's page breaks its promises:\n  " + "\n  ".join(problems))
         print(f"report (study 2) --check: {args.out / 'report.md'} matches its artifacts and keeps its promises")
         return 0
-    study2.write(args.root, args.out / "report.md", args.out / "report.html", args.site / "index.html")
+    study2.write(args.root, args.out / "report.md", args.out / "report.html", args.site / "index.html", readme)
     print(f"report (study 2): {args.out / 'report.md'}, report.html and {args.site / 'index.html'}")
     return 0
 

@@ -181,3 +181,52 @@ def test_the_pages_budget_and_expectation_are_the_preregistrations():
     assert f"within {page.BUDGET_MINUTES} minutes on the project's 2-core machines" in text
     low, high = page.EXPECTED_MINUTES
     assert f"**about {low}-{high} min**" in text
+
+
+def test_analysis_on_the_exploratory_arms_matches_counts_taken_from_the_verdicts(tmp_path):
+    """study 2's analysis run on the learning arms' exploratory transcripts (the first study's primary
+    splits, in git): each contrast's wins, losses and difference recounted straight from the verdict files."""
+    import gzip
+
+    from ccl.analysis.runs import AnalyzeConfig
+    from ccl.analysis.study2 import analyze
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    names = ["C_s0", "C_dagger_s0", "C_grpo_sparse_s0", "C_grpo_dense_s0", "oracle"]
+    for name in names:
+        (runs / name).symlink_to(ROOT / "results" / "runs" / name)
+    cfg = AnalyzeConfig(n_resamples=200, n_flips=200, main_splits=("eval_id", "eval_renamed"))
+    summary = analyze(runs, cfg)
+
+    def ruler2(name: str) -> dict[str, bool]:
+        with gzip.open(runs / name / "verdicts.jsonl.gz", "rt") as f:
+            rows = [json.loads(line) for line in f]
+        return {r["task_id"]: bool(r["ruler2"]["success"]) for r in rows if r["dataset"] in cfg.primary_splits}
+
+    got = {r["contrast"]: r for r in summary["families"][RULER2]["rows"]}
+    for c in STUDY2_CONTRASTS:
+        a, b = ruler2(f"{c.a}_s0"), ruler2(f"{c.comparators[0]}_s0")
+        wins = sum(a[t] and not b[t] for t in a)
+        losses = sum(b[t] and not a[t] for t in a)
+        row = got[c.name]
+        assert (row["components"][0]["a_wins"], row["components"][0]["b_wins"], row["n"]) == (wins, losses, len(a))
+        assert row["diff"] == pytest.approx(100 * (wins - losses) / len(a), abs=1e-3)
+    # Holm over the three: the smallest p is tripled, and adjusted p never falls below a raw one
+    ps = sorted(r["p"] for r in got.values())
+    assert min(r["p_holm"] for r in got.values()) == pytest.approx(min(1.0, 3 * ps[0]), abs=1e-6)
+    assert summary["oracle"][RULER2]["failed"] == [] and "oracle" not in summary["configs"]
+
+
+def test_the_readme_block_is_rewritten_and_a_stale_one_is_named(tmp_path):
+    root = _root(tmp_path, TIMES, [])
+    readme = root / "README.md"
+    readme.write_text("# R\n\n<!-- BEGIN:study2-brief -->\nold\n<!-- END:study2-brief -->\ntail\n")
+    out = root / "results" / "study2"
+    page.write(root, out / "report.md", out / "report.html", root / "index.html", readme)
+    text = readme.read_text()
+    assert "old" not in text and text.endswith("<!-- END:study2-brief -->\ntail\n")
+    assert "It ran once on 2-core test in 155 min 0 s, install included (exceeding the 150-minute budget)." in text
+    assert page.check(root, out / "report.md", readme) == []
+    readme.write_text(text.replace("155 min 0 s", "15 min"))
+    assert page.check(root, out / "report.md", readme) == [f"{readme}: its study2-brief block differs from a fresh build"]

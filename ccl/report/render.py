@@ -89,6 +89,15 @@ def inline_markdown_to_html(text: str) -> str:
     return _markdown().renderInline(text)
 
 
+def replace_block(text: str, name: str, body: str) -> str | None:
+    """``text`` with the body of its block ``name`` replaced by ``body``; None when it has no such block."""
+    begin, end = f"<!-- BEGIN:{name} -->\n", f"<!-- END:{name} -->"
+    start, stop = text.find(begin), text.find(end)
+    if start < 0 or stop < start:
+        return None
+    return text[:start + len(begin)] + body + text[stop:]
+
+
 def blocks(text: str) -> dict[str, str]:
     return {m["name"]: m["body"] for m in BLOCK.finditer(text)}
 

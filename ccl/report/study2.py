@@ -19,8 +19,8 @@ from ..vocabulary import RULER2, STUDY2_CONTRASTS
 from . import artifacts as A
 from .page import html_page
 from .promises import stage_time_problems
-from .render import TEMPLATES, markdown_to_html
-from .run_time import budget_sentence, time_rows
+from .render import TEMPLATES, blocks, markdown_to_html, replace_block
+from .run_time import budget_sentence, minutes, time_rows
 
 # the artifacts the page reads, relative to the root (ccl/report/artifacts.py names them)
 PREREG, SUMMARY, POWER, TIMES = A.STUDY2_PREREG, A.STUDY2_SUMMARY, A.STUDY2_POWER, A.STUDY2_TIMES
@@ -33,10 +33,14 @@ EXPECTED_MINUTES = (97, 103)
 SAMPLES_SHOWN = 4  # GRPO's last-step samples the page prints per arm (all of them are in samples.jsonl.gz)
 
 
+README_BLOCK = "study2-brief"  # the README's block of study 2's results in brief, rewritten by each build
+
+
 @dataclass(frozen=True)
 class Page:
     markdown: str
     html: str
+    brief: str  # the README's study-2 block
 
 
 def md_table(columns: list[str], rows: list[list]) -> str:
@@ -200,11 +204,33 @@ def facts(root: Path) -> dict:
             "deviations": deviations(root), "configs": sorted(summary["configs"])}
 
 
+def brief(root: Path) -> str:
+    """Study 2 in brief for the README: the run, success per configuration, the primary family."""
+    summary = read_json(root / SUMMARY)
+    times = read_json(root / TIMES) if (root / TIMES).is_file() else {}
+    primary = next(f for f in summary["families"].values() if f["role"] == "primary")
+    pooled = {r["config"]: r for r in summary["success"] if r["split"] == "all"}
+    run = ""
+    if recorded(times):
+        verdict = "exceeding" if times["total_s"] > 60 * BUDGET_MINUTES else "within"
+        run = (f" It ran once on {times['machine']} in {minutes(times['total_s'])}, install included ({verdict} "
+               f"the {BUDGET_MINUTES}-minute budget).")
+    tasks = next(iter(pooled.values()))["tasks"] if pooled else 0
+    success = ", ".join(f"{c} {_pct(r[RULER2])}" for c, r in pooled.items())
+    contrasts = "; ".join(f"`{r['contrast']}` {r['diff']:+.1f} points [{r['low']:+.1f}, {r['high']:+.1f}], "
+                          f"Holm p {_p(r['p_holm'])}" for r in primary["rows"])
+    return (f"Study 2 (`docs/preregistration-2.md`): does learning from its own mistakes beat imitation?{run}\n"
+            f"On its {tasks} fresh paired tasks, ruler-2 strict success (percent, 95% interval): {success}.\n"
+            f"Primary contrasts ({primary['label']}): {contrasts or 'none computed'}.\n"
+            "`results/study2/report.md` has every table, the run's stage times and its deviations.\n")
+
+
 def build(root: Path) -> Page:
     env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=True,
                       autoescape=False)
     md = env.get_template("study2.md.j2").render(f=facts(root))
-    return Page(md, html_page("Study 2: learning from its own mistakes", markdown_to_html(md), page="study2"))
+    return Page(md, html_page("Study 2: learning from its own mistakes", markdown_to_html(md), page="study2"),
+                brief(root))
 
 
 def promises(root: Path, text: str) -> list[str]:
@@ -234,17 +260,31 @@ def promises(root: Path, text: str) -> list[str]:
     return problems
 
 
-def write(root: Path, out_md: Path, out_html: Path, site_html: Path) -> Page:
+def write(root: Path, out_md: Path, out_html: Path, site_html: Path, readme: Path | None = None) -> Page:
+    """Write the page, its HTML and the site's copy; with ``readme``, rewrite its study-2 block."""
     page = build(root)
     for path, text in ((out_md, page.markdown), (out_html, page.html), (site_html, page.html)):
         atomic_write_bytes(path, text.encode("utf-8"))
+    if readme is not None:
+        atomic_write_bytes(readme, _with_brief(readme, page.brief).encode("utf-8"))
     return page
 
 
-def check(root: Path, written_md: Path) -> list[str]:
-    """Problems with the written page: stale against a fresh build, or a broken promise."""
+def _with_brief(readme: Path, text: str) -> str:
+    body = replace_block(readme.read_text(encoding="utf-8"), README_BLOCK, text)
+    if body is None:
+        raise InputError(f"{readme}: no {README_BLOCK} block (<!-- BEGIN:{README_BLOCK} --> ... "
+                         f"<!-- END:{README_BLOCK} --> lines)")
+    return body
+
+
+def check(root: Path, written_md: Path, readme: Path | None = None) -> list[str]:
+    """Problems with the written page (and the README's study-2 block): stale against a fresh build, or a
+    broken promise."""
     if not written_md.is_file():
         return [f"{written_md}: missing; run study 2's report stage"]
-    text = written_md.read_text(encoding="utf-8")
-    problems = [] if build(root).markdown == text else [f"{written_md} differs from a fresh build of its artifacts"]
+    text, fresh = written_md.read_text(encoding="utf-8"), build(root)
+    problems = [] if fresh.markdown == text else [f"{written_md} differs from a fresh build of its artifacts"]
+    if readme is not None and blocks(readme.read_text(encoding="utf-8")).get(README_BLOCK) != fresh.brief:
+        problems.append(f"{readme}: its {README_BLOCK} block differs from a fresh build")
     return problems + promises(root, text)

@@ -18,7 +18,7 @@ from ..report.promises import (
     page_text,
     stage_time_problems,
 )
-from ..report.render import markdown_to_html, render_markdown, stale_blocks
+from ..report.render import markdown_to_html, render_markdown, replace_block, stale_blocks
 from ..report.run_time import PREREGISTERED_BUDGET_MIN, attempts_of
 
 
@@ -35,7 +35,8 @@ class BrokenPromise(StageError):
 
 
 # The README's results-in-brief sits between these lines, rewritten from the artifacts by each build.
-BRIEF_BEGIN, BRIEF_END = "<!-- BEGIN:results-in-brief -->\n", "<!-- END:results-in-brief -->"
+BRIEF = "results-in-brief"
+BRIEF_BEGIN, BRIEF_END = f"<!-- BEGIN:{BRIEF} -->\n", f"<!-- END:{BRIEF} -->"
 
 
 def build(root: Path) -> tuple[str, str]:
@@ -51,11 +52,10 @@ def build(root: Path) -> tuple[str, str]:
 
 def with_brief(readme: Path, text: str) -> str:
     """``readme``'s text with the block between the brief's markers replaced by ``text``."""
-    body = readme.read_text(encoding="utf-8")
-    start, end = body.find(BRIEF_BEGIN), body.find(BRIEF_END)
-    if start < 0 or end < start:
+    body = replace_block(readme.read_text(encoding="utf-8"), BRIEF, text)
+    if body is None:
         raise InputError(f"{readme}: no results-in-brief block ({BRIEF_BEGIN.strip()} ... {BRIEF_END} lines)")
-    return body[:start + len(BRIEF_BEGIN)] + text + body[end:]
+    return body
 
 
 def run(root: Path, out: Path, readme: Path | None = None) -> list[Path]:
