@@ -16,12 +16,14 @@ printf '%s exit %s\n' "$(date +%s.%N)" "$status" >> "$log"
 if [ "$status" = 0 ] && [ "$target" = study2/dvc.yaml ]; then
   # the log travels with the results (git); its stage times go on the page, which the second repro rebuilds
   # (the only stage that reads them); then the page is held to the pre-registration's promises
+  # the environment on PATH: the stages' commands say `python`, which must be the .venv's (as in the run)
   machine="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores"
-  gzip -c "$log" > results/study2/repro.log.gz \
-    && .venv/bin/python -m scripts.stage_times results/study2/repro.log.gz --json results/study2/stage_times.json \
+  ( . .venv/bin/activate \
+    && gzip -c "$log" > results/study2/repro.log.gz \
+    && python -m scripts.stage_times results/study2/repro.log.gz --json results/study2/stage_times.json \
          --machine "$machine" --commit "$(git rev-parse --short HEAD)" > /dev/null \
-    && .venv/bin/dvc repro study2/dvc.yaml \
-    && .venv/bin/python -m scripts.report_study2 --check
+    && dvc repro study2/dvc.yaml \
+    && python -m scripts.report_study2 --check )
   status=$?
 fi
 exit "$status"
