@@ -230,3 +230,19 @@ def test_the_readme_block_is_rewritten_and_a_stale_one_is_named(tmp_path):
     assert page.check(root, out / "report.md", readme) == []
     readme.write_text(text.replace("155 min 0 s", "15 min"))
     assert page.check(root, out / "report.md", readme) == [f"{readme}: its study2-brief block differs from a fresh build"]
+
+
+def test_the_two_pipelines_share_only_the_first_studys_data_stages():
+    """No stage of the first study depends on a stage of study 2 (so `dvc repro dvc.yaml` never runs study 2,
+    and study 2's outputs never make the first study's stale), and study 2 needs of the first study only its
+    tasks and oracle episodes (build_datasets) and the untrained student's validation loss (val_baseline)."""
+    import networkx as nx
+    from dvc.repo import Repo
+
+    graph = Repo(str(ROOT)).index.graph  # an edge runs from a stage to a stage it depends on
+    first = [s for s in graph if s.path_in_repo == "dvc.yaml"]
+    second = [s for s in graph if s.path_in_repo == "study2/dvc.yaml"]
+    assert first and second
+    assert not {(s.name, d.name) for s in first for d in nx.descendants(graph, s) if d.path_in_repo != "dvc.yaml"}
+    upstream = {d.name for s in second for d in nx.descendants(graph, s) if d.path_in_repo == "dvc.yaml"}
+    assert upstream == {"build_datasets", "val_baseline"}
