@@ -162,7 +162,7 @@ def test_study2_pipeline_commands_run_on_smoke_sizes(tmp_path):
             continue
         cmd = st.cmd.replace("python -m", f"{sys.executable} -m", 1)
         cmd += " --profile smoke" if "--params" in cmd else ""
-        cmd += " --data data/v1" if "--params" in cmd and "--data" not in cmd else ""  # the default is the repository's
+        cmd += " --data data/v1" if "--params" in cmd and "--data" not in cmd and "analyze_study2" not in cmd else ""
         # these two take their paths from scripts/layout.py, which names the repository's: point them here
         cmd += " --runs results/study2/runs --prereg docs/preregistration-2.md --out results/study2/summary.json" \
             if "analyze_study2" in cmd else ""
