@@ -11,6 +11,7 @@ The contrasts are ``vocabulary.STUDY2_CONTRASTS``, computed by the first study's
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Mapping
 
@@ -49,8 +50,7 @@ def with_no_repeats(data: ConfigData, flags: Mapping[str, Mapping[str, bool]]) -
         repeated = np.array([[flags[run][t] for t in mat.task_ids] for run in data.runs], dtype=float)
         values = {**mat.values, NO_REPEATS: mat.values[RULER2] * (1.0 - repeated)}
         splits[split] = Matrix(mat.task_ids, values, mat.strata)
-    return ConfigData(data.name, data.runs, data.trained, splits, data.trial_runs, data.trials, data.trial_ids,
-                      data.efficiency)
+    return dataclasses.replace(data, splits=splits)
 
 
 def success_rows(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> list[dict]:

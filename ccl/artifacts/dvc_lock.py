@@ -90,7 +90,7 @@ def prune_stale(root: Path) -> list[str]:
     stale = set(stale_stages(root))
     if not stale:
         return []
-    lock = Path(root) / "dvc.lock"
+    lock = lock_file(root)
     before = locked_stages(root)
     kept, dropping = [], False
     for line in lock.read_text().splitlines(keepends=True):

@@ -20,7 +20,7 @@ from . import artifacts as A
 from .page import html_page
 from .promises import stage_time_problems
 from .render import TEMPLATES, blocks, markdown_to_html, replace_block
-from .run_time import budget_sentence, minutes, time_rows
+from .run_time import budget_sentence, exceeds, minutes, time_rows
 
 # the artifacts the page reads, relative to the root (ccl/report/artifacts.py names them)
 PREREG, SUMMARY, POWER, TIMES = A.STUDY2_PREREG, A.STUDY2_SUMMARY, A.STUDY2_POWER, A.STUDY2_TIMES
@@ -98,6 +98,11 @@ def oracle_sentence(check: dict) -> str:
     return "; ".join(parts) + "."
 
 
+def stage_times(root: Path) -> dict:
+    """The run's stage-time record, or an empty one before the run has written it."""
+    return read_json(root / TIMES) if (root / TIMES).is_file() else {}
+
+
 def recorded(times: dict) -> bool:
     """Whether ``times`` is a run's record (``scripts/stage_times.py --json``) rather than the placeholder
     committed before the run."""
@@ -145,8 +150,8 @@ def task_family_table(summary: dict) -> str:
 def dagger_table(root: Path) -> str:
     keys = ["tasks", "beta", "states", "states_off_expert_path", "unrecoverable", "student_passes", "rows",
             "train_rows", "episodes_ruler2_success"]
-    rows = [[read_json(f).get("iteration"), *(read_json(f).get(k) for k in keys)]
-            for f in sorted((root / DAGGER).glob("iter*/stats.json"))]
+    stats = [read_json(f) for f in sorted((root / DAGGER).glob("iter*/stats.json"))]
+    rows = [[s.get("iteration"), *(s.get(k) for k in keys)] for s in stats]
     return md_table(["iteration", *keys], rows) if rows else "No DAgger iteration has run."
 
 
@@ -182,19 +187,18 @@ def deviations(root: Path) -> list[str]:
     return items
 
 
-def facts(root: Path) -> dict:
-    summary, power = read_json(root / SUMMARY), read_json(root / POWER)
-    times = read_json(root / TIMES) if (root / TIMES).is_file() else {"recorded": False}
+def facts(root: Path, summary: dict, times: dict) -> dict:
+    power = read_json(root / POWER)
     audit = read_json(root / POOL_AUDIT)
     tables = {f["role"]: family_table(f, power) for f in summary["families"].values()}
     monitors, samples = grpo_last_step(root)
     pooled_tasks = next((r["tasks"] for r in summary["success"] if r["split"] == "all"), 0)
-    over = recorded(times) and times["total_s"] > 60 * BUDGET_MINUTES
+    over = recorded(times) and exceeds(times, BUDGET_MINUTES)
     return {"prereg_sha256": sha256_file(root / PREREG), "profile": summary["profile"],
             "n_tasks": pooled_tasks, "power_pct": f"{100 * power['power']:.0f}",
             "ci_pct": f"{100 * (1 - summary['alpha']):.0f}", "alpha": summary["alpha"],
             "over_budget": budget_sentence(times, BUDGET_MINUTES) if over else "",
-            "tasks_by_split": ", ".join(f"{n} {s}" for s, n in ((s, a["tasks"]) for s, a in audit["splits"].items())),
+            "tasks_by_split": ", ".join(f"{a['tasks']} {s}" for s, a in audit["splits"].items()),
             "planned_q": f"{100 * power['reverse_share']:.1f}",
             "family_labels": {f["role"]: f["label"] for f in summary["families"].values()},
             "tables": {**tables, "success": success_table(summary), "adapters": adapters_table(root),
@@ -204,15 +208,13 @@ def facts(root: Path) -> dict:
             "deviations": deviations(root), "configs": sorted(summary["configs"])}
 
 
-def brief(root: Path) -> str:
+def brief(summary: dict, times: dict) -> str:
     """Study 2 in brief for the README: the run, success per configuration, the primary family."""
-    summary = read_json(root / SUMMARY)
-    times = read_json(root / TIMES) if (root / TIMES).is_file() else {}
     primary = next(f for f in summary["families"].values() if f["role"] == "primary")
     pooled = {r["config"]: r for r in summary["success"] if r["split"] == "all"}
     run = ""
     if recorded(times):
-        verdict = "exceeding" if times["total_s"] > 60 * BUDGET_MINUTES else "within"
+        verdict = "exceeding" if exceeds(times, BUDGET_MINUTES) else "within"
         run = (f" It ran once on {times['machine']} in {minutes(times['total_s'])}, install included ({verdict} "
                f"the {BUDGET_MINUTES}-minute budget).")
     tasks = next(iter(pooled.values()))["tasks"] if pooled else 0
@@ -228,9 +230,10 @@ def brief(root: Path) -> str:
 def build(root: Path) -> Page:
     env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=True,
                       autoescape=False)
-    md = env.get_template("study2.md.j2").render(f=facts(root))
+    summary, times = read_json(root / SUMMARY), stage_times(root)
+    md = env.get_template("study2.md.j2").render(f=facts(root, summary, times))
     return Page(md, html_page("Study 2: learning from its own mistakes", markdown_to_html(md), page="study2"),
-                brief(root))
+                brief(summary, times))
 
 
 def promises(root: Path, text: str) -> list[str]:
@@ -238,21 +241,21 @@ def promises(root: Path, text: str) -> list[str]:
     problems = []
     if sha256_file(root / PREREG) not in text:
         problems.append(f"the page does not quote {PREREG}'s SHA-256")
-    labels = [f["label"] for f in read_json(root / SUMMARY)["families"].values()] if (root / SUMMARY).is_file() else []
-    for label in labels:
+    summary = read_json(root / SUMMARY) if (root / SUMMARY).is_file() else {"families": {}, "configs": {}}
+    for label in (f["label"] for f in summary["families"].values()):
         if text.count(label) != 1:
             problems.append(f"the family label {label!r} appears {text.count(label)} times, not once")
     primary = text.split("## Primary family", 1)[-1].split("\n## ", 1)[0] if "## Primary family" in text else ""
     for c in STUDY2_CONTRASTS:
         if f"| `{c.name}` |" not in primary:
             problems.append(f"the primary table lacks {c.name}")
-    times = read_json(root / TIMES) if (root / TIMES).is_file() else {"recorded": False}
-    if (root / SUMMARY).is_file() and read_json(root / SUMMARY)["configs"] and not recorded(times):
+    times = stage_times(root)
+    if summary["configs"] and not recorded(times):
         problems.append(f"study 2 has results but no recorded stage times ({TIMES})")
     if recorded(times):
         problems += stage_time_problems(text, times, BUDGET_MINUTES)
         limitations = text.split("## Limitations", 1)[-1] if "## Limitations" in text else ""
-        if times["total_s"] > 60 * BUDGET_MINUTES and budget_sentence(times, BUDGET_MINUTES) not in limitations:
+        if exceeds(times, BUDGET_MINUTES) and budget_sentence(times, BUDGET_MINUTES) not in limitations:
             problems.append("the run exceeded the budget and the limitations do not say so")
     for d in deviations(root):
         if f"Deviation: {d}" not in text:
