@@ -142,9 +142,39 @@ def test_stage_declares_every_module_it_imports(stage, script, deps):
     assert not missing, f"dvc.yaml stage {stage} imports but does not declare: {missing}"
 
 
-# Declared whole although a stage imports only part of it: the report's folder holds the templates and
-# static files its builders read.
-WHOLE_FOLDERS = ("ccl/report", "ccl/report/templates")
+def resources() -> dict[str, Path]:
+    """The files under ccl/ that code reads rather than imports (templates, the site's scripts), by name."""
+    found = [p for p in (ROOT / "ccl").rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")]
+    names = [p.name for p in found]
+    assert len(names) == len(set(names)), "two resources share a name: name-based lookup would be ambiguous"
+    return {p.name: p for p in found}
+
+
+def resources_read(files: set[Path]) -> set[str]:
+    """The resources whose file name appears as a string literal in ``files``: a template is opened as
+    ``get_template("report.md.j2")``, a site script as ``STATIC / "common.js"`` (through a literal list)."""
+    by_name = resources()
+    read = set()
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in by_name:
+                read.add(by_name[node.value].relative_to(ROOT).as_posix())
+    return read
+
+
+@pytest.mark.parametrize("stage, script, deps", STAGES, ids=[s[0] for s in STAGES])
+def test_stage_declares_exactly_the_resources_it_reads(stage, script, deps):
+    """Templates and static files are dependencies too, named one by one: a study-2 template edit must
+    not rerun study 1's report, nor the reverse."""
+    read = resources_read(ccl_closure(ROOT / script) | {ROOT / script})
+    declared = set()
+    for d in deps:
+        path = ROOT / d
+        if d.startswith("ccl/") and path.exists():
+            files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+            declared |= {p.relative_to(ROOT).as_posix() for p in files if p.suffix not in (".py", ".pyc")}
+    assert declared == read, (f"{stage}: resources read but not declared {sorted(read - declared)}, "
+                              f"declared but not read {sorted(declared - read)}")
 
 
 @pytest.mark.parametrize("stage, script, deps", STAGES, ids=[s[0] for s in STAGES])
@@ -154,11 +184,12 @@ def test_stage_declares_no_module_it_does_not_import(stage, script, deps):
     closure = {p.relative_to(ROOT).as_posix() for p in ccl_closure(ROOT / script)} | {script}
     extra = []
     for d in deps:
-        if not d.startswith(("ccl/", "scripts/")) or d.rstrip("/") in WHOLE_FOLDERS:
+        if not d.startswith(("ccl/", "scripts/")):
             continue
         path = ROOT / d
         files = [path] if path.is_file() else sorted(path.rglob("*.py"))
-        extra += [f.relative_to(ROOT).as_posix() for f in files if f.relative_to(ROOT).as_posix() not in closure]
+        extra += [f.relative_to(ROOT).as_posix() for f in files
+                  if f.suffix == ".py" and f.relative_to(ROOT).as_posix() not in closure]
     assert not extra, f"dvc.yaml stage {stage} declares modules it never imports: {extra}"
 
 
