@@ -100,6 +100,7 @@ def test_headroom_must_leave_room_for_a_token(backend):
         ContinuousDecoder(backend, GenConfig(), 2, headroom=0)
 
 
+@pytest.mark.slow  # about half a minute or more on 2 cores: CI runs it (.ci/run), the default suite does not
 def test_rollout_transcripts_equal_the_lockstep_schedule(backend, smoke_data):
     from ccl.artifacts.jsonio import read_jsonl
     tasks = list(read_jsonl(smoke_data / "eval_id.jsonl"))[:6]

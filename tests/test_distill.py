@@ -245,6 +245,7 @@ def run_script(*args, **kw):
                             text=True, **kw)
 
 
+@pytest.mark.slow  # about half a minute or more on 2 cores: CI runs it (.ci/run), the default suite does not
 def test_distill_killed_and_rerun_gives_byte_identical_files(smoke_data, smoke_distilled, tmp_path):
     base = ["-m", "scripts.distill", "--profile", "smoke", "--data", str(smoke_data.parent)]
     straight = smoke_distilled / "teacher"  # the same stage run straight through

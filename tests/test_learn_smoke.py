@@ -1,12 +1,20 @@
 """Issues 40 and 41 on the smoke profile, end to end with the real student: one DAgger iteration (rollout
-with the expert labelling, training on the aggregate), DPO on the pairs that iteration's states give, and
-the error-driven round (validation replay set, failure map, targeted data, training, the before/after
-comparison)."""
+with the expert labelling, training on the aggregate), DPO on the pairs that iteration's states give, the
+error-driven round (validation replay set, failure map, targeted data, training, the before/after
+comparison) and each GRPO arm.
+
+The default suite runs DAgger's rollout with the expert labelling and the sparse GRPO arm (the reward
+study 2's primary contrasts train). Training on DAgger's aggregate with DPO, the error round, and the
+decomposed and dense GRPO arms are marked slow (1.5 to 2.5 minutes each on 2 cores; CI runs them,
+.ci/run), as is study 2's whole smoke chain (tests/test_study2.py), which trains DAgger and both of its
+GRPO arms through its own commands.
+"""
 from __future__ import annotations
 
 import math
 import shutil
 
+import pytest
 from subproc import run_py
 
 from ccl.artifacts.jsonio import read_json, read_jsonl
@@ -20,24 +28,54 @@ def _train(study, run: str, train_file) -> dict:
     return read_json(runs / run / "summary.json")
 
 
-def test_one_dagger_iteration_and_the_error_round_end_to_end(smoke_study, tmp_path):
-    study = tmp_path / "study"  # a copy: the shared smoke study stays as the other tests expect it
+def _study_copy(smoke_study, tmp_path):
+    """A copy of the shared smoke study (symlinks kept): the other tests see it as they expect."""
+    study = tmp_path / "study"
     shutil.copytree(smoke_study, study, symlinks=True)
-    smoke_study = study
-    data, runs = smoke_study / "data" / "v1", smoke_study / "runs"
-    learn = smoke_study / "results" / "learn"
+    return study
+
+
+def _report(study) -> str:
+    run_py("-m", "scripts.build_report", "--root", str(study), "--out", str(study / "results"))
+    return (study / "results" / "report.md").read_text()
+
+
+def _dagger_iteration(study) -> tuple[dict, list[dict]]:
+    """DAgger's first iteration on the study: C rolls out on fresh training tasks, the expert labels every
+    state it visits; the iteration's stats and visits."""
+    data, runs = study / "data" / "v1", study / "runs"
     it = data / "dagger" / "iter1"
     run_py("-m", "scripts.dagger_rollout", "1", "--profile", "smoke", "--data", str(data), "--policy",
            str(runs / "C_s0"), "--base", str(data / "variants" / "C.jsonl"), "--out", str(it),
-           "--timings", str(learn / "dagger_iter1.json"))
-    stats = read_json(it / "stats.json")
-    visits = list(read_jsonl(it / "visits.jsonl.gz"))
+           "--timings", str(study / "results" / "learn" / "dagger_iter1.json"))
+    return read_json(it / "stats.json"), list(read_jsonl(it / "visits.jsonl.gz"))
+
+
+def test_one_dagger_iteration_labels_every_visited_state(smoke_study, tmp_path):
+    study = _study_copy(smoke_study, tmp_path)
+    stats, visits = _dagger_iteration(study)
+    it = study / "data" / "v1" / "dagger" / "iter1"
     assert stats["tasks"] == 4 and stats["states"] == len(visits) > 0
     assert stats["train_rows"] == 8 + stats["rows"]  # C's 8 smoke rows, then this iteration's
     assert sum(stats["labels_by_kind"].values()) == len(visits)
     assert all(v["label"].startswith(("{\"calls\"", "{\"final\"")) for v in visits)
     run_py("-m", "scripts.verify", "--root", str(it))  # the iteration's manifest holds
-    summary = _train(smoke_study, "C_dagger_s0", it / "train.jsonl.gz")
+    # the learning arms reach the report: their data tables are built from these artifacts
+    md = _report(study)
+    assert "## 8. Learning from the student's own episodes (exploratory)" in md
+    for name in ("dagger", "dpo", "expert_coverage"):
+        assert f"<!-- BEGIN:{name} -->" in md
+    assert f"| 1 | 0.5 | 4 | {stats['episodes_ruler2_success']}/4 | {stats['states']} |" in md
+
+
+@pytest.mark.slow
+def test_dagger_training_and_dpo_end_to_end(smoke_study, tmp_path):
+    study = _study_copy(smoke_study, tmp_path)
+    data, runs = study / "data" / "v1", study / "runs"
+    learn = study / "results" / "learn"
+    it = data / "dagger" / "iter1"
+    stats, visits = _dagger_iteration(study)
+    summary = _train(study, "C_dagger_s0", it / "train.jsonl.gz")
     assert summary["episodes"] == stats["train_rows"] and summary["stability"] == "passed"
 
     # DPO (issue 41): pairs where C's own turn fails its grade, then TRL's DPO from C's adapter
@@ -54,17 +92,29 @@ def test_one_dagger_iteration_and_the_error_round_end_to_end(smoke_study, tmp_pa
     assert abs(first["loss"] - math.log(2)) < 1e-6  # before any update the policy is its reference, C
     assert not (runs / "C_dpo_s0" / "adapter" / "ref").exists()  # only the trained adapter is saved
     run_py("-m", "scripts.verify", "--root", str(runs / "C_dpo_s0"))
+    # C_dpo's adapter loads and answers like any run's
+    run_py("-m", "scripts.val_replay", "--profile", "smoke", "--name", "C_dpo_s0", "--adapter",
+           str(runs / "C_dpo_s0"), "--data", str(data), "--out", str(learn / "val_replay"))
+    assert read_json(learn / "val_replay" / "C_dpo_s0" / "generation.json")["decisions"] > 0
+    dpo_block = _report(study).split("<!-- BEGIN:dpo -->", 1)[1].split("<!-- END:dpo -->", 1)[0]
+    assert "C_dpo_s0" in dpo_block  # the report's DPO table has the run
 
+
+@pytest.mark.slow
+def test_the_error_round_end_to_end(smoke_study, tmp_path):
+    study = _study_copy(smoke_study, tmp_path)
+    data, runs = study / "data" / "v1", study / "runs"
+    learn = study / "results" / "learn"
     replay = learn / "val_replay"
-    for name in ("C_s0", "C_err_s0", "C_dpo_s0"):  # C_dpo's adapter loads and answers like any run's
-        if name == "C_err_s0":
+    for name in ("C_s0", "C_err_s0"):
+        if name == "C_err_s0":  # the failure map is C's answers on the map half
             run_py("-m", "scripts.err_data", "--profile", "smoke", "--data", str(data), "--runs", str(replay),
                    "--out", str(data / "err"))
             err = read_json(data / "err" / "stats.json")
             assert err["replay_slice"] == 8 and err["train_rows"] == 8 + err["new_rows"]
             assert err["new_rows"] == err["targeted_tasks"] > 0
             assert all(s["request_overlap"] == 0 for s in err["leakage_audit"].values())
-            assert _train(smoke_study, "C_err_s0", data / "err" / "train.jsonl.gz")["stability"] == "passed"
+            assert _train(study, "C_err_s0", data / "err" / "train.jsonl.gz")["stability"] == "passed"
         run_py("-m", "scripts.val_replay", "--profile", "smoke", "--name", name, "--adapter", str(runs / name),
                "--data", str(data), "--out", str(replay))
     run_py("-m", "scripts.err_compare", "--data", str(data), "--runs", str(replay), "--names", "C_err_s0",
@@ -75,49 +125,40 @@ def test_one_dagger_iteration_and_the_error_round_end_to_end(smoke_study, tmp_pa
     assert sum(h["decisions"] for h in overall["C_s0"].values()) == decisions
     assert overall["C_err_s0"]["map"]["decisions"] == overall["C_s0"]["map"]["decisions"] > 0
     assert set(clusters["targets"]) <= set(clusters["by_coordinate"]["C_err_s0"])
-
-    # the learning arms reach the report: their data tables are built from these artifacts
-    run_py("-m", "scripts.build_report", "--root", str(smoke_study), "--out", str(smoke_study / "results"))
-    md = (smoke_study / "results" / "report.md").read_text()
-    assert "## 8. Learning from the student's own episodes (exploratory)" in md
-    for name in ("dagger", "dpo", "err_round", "err_clusters", "expert_coverage"):
+    md = _report(study)
+    for name in ("err_round", "err_clusters"):
         assert f"<!-- BEGIN:{name} -->" in md
-    assert f"| 1 | 0.5 | 4 | {stats['episodes_ruler2_success']}/4 | {stats['states']} |" in md
 
 
-def test_each_grpo_arm_end_to_end(smoke_study, tmp_path):
-    """Issue 41: every GRPO arm trains from C on the smoke profile (2 steps x 2 tasks x G=2), is evaluated and
+@pytest.mark.parametrize("reward", ["sparse", pytest.param("decomposed", marks=pytest.mark.slow),
+                                    pytest.param("dense", marks=pytest.mark.slow)])
+def test_a_grpo_arm_end_to_end(reward, smoke_study, tmp_path):
+    """Issue 41: a GRPO arm trains from C on the smoke profile (2 steps x 2 tasks x G=2), is evaluated and
     judged like any run, and reaches the report and DVC's plots."""
-    study = tmp_path / "study"
-    shutil.copytree(smoke_study, study, symlinks=True)
+    study = _study_copy(smoke_study, tmp_path)
     data, runs, results = study / "data" / "v1", study / "runs", study / "results" / "runs"
     c_sha = read_json(runs / "C_s0" / "summary.json")["adapter_sha256"]
-    updates = 0
-    for reward in ("sparse", "decomposed", "dense"):
-        arm = f"C_grpo_{reward}_s0"
-        run_py("-m", "scripts.grpo_train", arm, "--profile", "smoke", "--data", str(data), "--init", str(runs / "C_s0"),
-               "--runs", str(runs))
-        g = read_json(runs / arm / "summary.json")
-        assert (g["method"], g["reward"], g["steps"], g["episodes"]) == ("grpo", reward, 2, 8)
-        log = list(read_jsonl(runs / arm / "train_log.jsonl"))
-        assert [r["step"] for r in log] == [0, 1] and all(r["episodes"] == 4 for r in log)
-        assert all(0 <= r["zero_spread_groups"] <= 1 and r["reward"] == r[f"reward_{reward}"] for r in log)
-        # an update happened exactly when some group had spread, and only then did the adapter move
-        assert any(r["updated"] for r in log) == (g["adapter_sha256"] != c_sha)
-        updates += sum(r["updated"] for r in log)
-        assert [v["step"] for v in read_jsonl(runs / arm / "val_log.jsonl")] == [0, 2]
-        samples = list(read_jsonl(runs / arm / "samples.jsonl.gz"))
-        assert [s["step"] for s in samples] == [0] * 4 + [1] * 4 and all(s["turns"] for s in samples)
-        run_py("-m", "scripts.verify", "--root", str(runs / arm))
-        run_py("-m", "scripts.evaluate", "--profile", "smoke", "--name", arm, "--adapter", str(runs / arm),
-               "--data", str(data), "--out", str(results))
-        run_py("-m", "scripts.judge", "--name", arm, "--data", str(data), "--runs", str(results))
-        assert read_json(results / arm / "metrics.json")
-    assert updates > 0  # the loss ran (the decomposed reward almost always differs within a group)
-    run_py("-m", "scripts.build_report", "--root", str(study), "--out", str(study / "results"))
-    md = (study / "results" / "report.md").read_text()
-    assert "<!-- BEGIN:grpo -->" in md and "C_grpo_dense_s0" in md
+    arm = f"C_grpo_{reward}_s0"
+    run_py("-m", "scripts.grpo_train", arm, "--profile", "smoke", "--data", str(data), "--init", str(runs / "C_s0"),
+           "--runs", str(runs))
+    g = read_json(runs / arm / "summary.json")
+    assert (g["method"], g["reward"], g["steps"], g["episodes"]) == ("grpo", reward, 2, 8)
+    log = list(read_jsonl(runs / arm / "train_log.jsonl"))
+    assert [r["step"] for r in log] == [0, 1] and all(r["episodes"] == 4 for r in log)
+    assert all(0 <= r["zero_spread_groups"] <= 1 and r["reward"] == r[f"reward_{reward}"] for r in log)
+    # an update happened exactly when some group had spread, and only then did the adapter move
+    assert any(r["updated"] for r in log) == (g["adapter_sha256"] != c_sha)
+    assert [v["step"] for v in read_jsonl(runs / arm / "val_log.jsonl")] == [0, 2]
+    samples = list(read_jsonl(runs / arm / "samples.jsonl.gz"))
+    assert [s["step"] for s in samples] == [0] * 4 + [1] * 4 and all(s["turns"] for s in samples)
+    run_py("-m", "scripts.verify", "--root", str(runs / arm))
+    run_py("-m", "scripts.evaluate", "--profile", "smoke", "--name", arm, "--adapter", str(runs / arm),
+           "--data", str(data), "--out", str(results))
+    run_py("-m", "scripts.judge", "--name", arm, "--data", str(data), "--runs", str(results))
+    assert read_json(results / arm / "metrics.json")
+    md = _report(study)
+    assert "<!-- BEGIN:grpo -->" in md and arm in md
     run_py("-m", "scripts.dvc_views", "--summary", str(study / "results" / "summary.json"), "--runs", str(runs),
            "--metrics", str(study / "results" / "metrics"), "--plots", str(study / "results" / "plots"))
-    assert (study / "results" / "plots" / "grpo_val_success" / "C_grpo_sparse_s0.csv").is_file()
-    assert not (study / "results" / "plots" / "train_loss" / "C_grpo_sparse_s0.csv").exists()
+    assert (study / "results" / "plots" / "grpo_val_success" / f"{arm}.csv").is_file()
+    assert not (study / "results" / "plots" / "train_loss" / f"{arm}.csv").exists()

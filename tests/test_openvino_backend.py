@@ -89,7 +89,8 @@ def _episodes(tasks, backend, gen) -> dict:
     return out
 
 
-@pytest.mark.parametrize("trained", [False, True], ids=["base", "trained-adapter"])
+# the base model without an adapter is the slow half (CI runs it, .ci/run); the adapter case runs by default
+@pytest.mark.parametrize("trained", [pytest.param(False, marks=pytest.mark.slow), True], ids=["base", "trained-adapter"])
 def test_smoke_episodes_equal_the_torch_engines(trained, smoke_data, request):
     """The agreement test of record for the adopted backend: every smoke evaluation episode, greedy,
     byte-identical to the torch engine's, with the base model and with the smoke study's trained C_s0

@@ -181,6 +181,7 @@ def test_a_golden_file_that_changes_under_unchanged_tasks_stops_the_stage(smoke_
     assert build_replay.run(params, "smoke", smoke_data.parent, out, refreeze=True)["splits"] == first["splits"]
 
 
+@pytest.mark.slow  # about half a minute or more on 2 cores: CI runs it (.ci/run), the default suite does not
 def test_the_student_answers_and_is_graded_through_the_stages(smoke_data, tmp_path):
     """The embedded student answers every smoke decision (continuous decoder, shared head) and
     the judge grades each exactly once; greedy answers are the same from one decision at a time."""

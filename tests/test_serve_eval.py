@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from subproc import run_py
 
 from ccl.artifacts.jsonio import read_jsonl
 
 
+@pytest.mark.slow  # about half a minute or more on 2 cores: CI runs it (.ci/run), the default suite does not
 def test_serve_eval_measures_three_setups_and_the_student_scores_as_in_evaluation(smoke_study, tmp_path):
     study = smoke_study
     out = tmp_path / "serve"

@@ -188,6 +188,7 @@ def test_a_multi_turn_tool_episode_through_the_openai_client_takes_the_loops_act
         server.shutdown()
 
 
+@pytest.mark.slow  # about half a minute or more on 2 cores: CI runs it (.ci/run), the default suite does not
 def test_the_real_students_greedy_turns_through_the_server_equal_the_loops(student, smoke_data, tmp_path):
     """Its text (parse errors included) is the same through the server as in the episode loop."""
     gen = GenConfig(max_new_tokens=48)
