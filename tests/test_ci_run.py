@@ -24,9 +24,26 @@ def test_both_commands_are_read_from_the_readme():
     assert command_after("slow-test-command", ROOT / "README.md") == ".venv/bin/python -m pytest -q -m slow"
 
 
+def _readme(tmp_path, text: str) -> Path:
+    (tmp_path / "README.md").write_text(text)
+    return tmp_path / "README.md"
+
+
 def test_an_indented_block_is_read_and_a_missing_marker_gives_nothing(tmp_path):
-    (tmp_path / "README.md").write_text("# x\n\n- item:\n\n  <!-- slow-test-command -->\n  ```bash\n"
-                                        "  run --this\n  ```\n\n<!-- test-command -->\n```\nfirst\n```\n")
-    assert command_after("slow-test-command", tmp_path / "README.md") == "run --this"
-    assert command_after("test-command", tmp_path / "README.md") == "first"
-    assert command_after("other-command", tmp_path / "README.md") == ""
+    readme = _readme(tmp_path, "# x\n\n- item:\n\n  <!-- slow-test-command -->\n  ```bash\n"
+                               "  run --this\n  ```\n\n<!-- test-command -->\n```\nfirst\n```\n")
+    assert command_after("slow-test-command", readme) == "run --this"
+    assert command_after("test-command", readme) == "first"
+    assert command_after("other-command", readme) == ""
+
+
+def test_anything_but_one_fenced_command_line_gives_nothing(tmp_path):
+    """Prose after the marker, an empty block, a comment or two lines: nothing, so .ci/run stops with an
+    error instead of running prose (which could name .ci/run itself) or passing on a comment."""
+    for body in ("prose, then `bash .ci/run`\n```\nx\n```\n",  # no fence right after the marker
+                 "```bash\n```\n`bash .ci/run` again\n",  # an empty block
+                 "```bash\n# a comment\n```\n",
+                 "```bash\none\ntwo\n```\n",
+                 "```bash\n\n```\n"):
+        readme = _readme(tmp_path, f"<!-- test-command -->\n\n{body}")
+        assert command_after("test-command", readme) == "", body

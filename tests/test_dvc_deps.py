@@ -142,9 +142,16 @@ def test_stage_declares_every_module_it_imports(stage, script, deps):
     assert not missing, f"dvc.yaml stage {stage} imports but does not declare: {missing}"
 
 
+def is_resource(path: Path) -> bool:
+    """A file under ccl/ that is not code, bytecode or a hidden file (a stray .DS_Store is not one)."""
+    rel = path.relative_to(ROOT).parts
+    return (rel[0] == "ccl" and path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in rel
+            and not any(part.startswith(".") for part in rel))
+
+
 def resources() -> dict[str, Path]:
     """The files under ccl/ that code reads rather than imports (templates, the site's scripts), by name."""
-    found = [p for p in (ROOT / "ccl").rglob("*") if p.is_file() and p.suffix not in (".py", ".pyc")]
+    found = [p for p in (ROOT / "ccl").rglob("*") if is_resource(p)]
     names = [p.name for p in found]
     assert len(names) == len(set(names)), "two resources share a name: name-based lookup would be ambiguous"
     return {p.name: p for p in found}
@@ -171,8 +178,8 @@ def test_stage_declares_exactly_the_resources_it_reads(stage, script, deps):
     for d in deps:
         path = ROOT / d
         if d.startswith("ccl/") and path.exists():
-            files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
-            declared |= {p.relative_to(ROOT).as_posix() for p in files if p.suffix not in (".py", ".pyc")}
+            files = [path] if path.is_file() else list(path.rglob("*"))
+            declared |= {p.relative_to(ROOT).as_posix() for p in files if is_resource(p)}
     assert declared == read, (f"{stage}: resources read but not declared {sorted(read - declared)}, "
                               f"declared but not read {sorted(declared - read)}")
 
@@ -188,8 +195,8 @@ def test_stage_declares_no_module_it_does_not_import(stage, script, deps):
             continue
         path = ROOT / d
         files = [path] if path.is_file() else sorted(path.rglob("*.py"))
-        extra += [f.relative_to(ROOT).as_posix() for f in files
-                  if f.suffix == ".py" and f.relative_to(ROOT).as_posix() not in closure]
+        extra += [f.relative_to(ROOT).as_posix() for f in files  # resources: the test above
+                  if not is_resource(f) and f.relative_to(ROOT).as_posix() not in closure]
     assert not extra, f"dvc.yaml stage {stage} declares modules it never imports: {extra}"
 
 
