@@ -12,6 +12,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .. import vocabulary as voc
+from ..errors import InputError
 from .families import LABELS
 from .tables import Table, check_table
 
@@ -89,12 +90,14 @@ def inline_markdown_to_html(text: str) -> str:
     return _markdown().renderInline(text)
 
 
-def replace_block(text: str, name: str, body: str) -> str | None:
-    """``text`` with the body of its block ``name`` replaced by ``body``; None when it has no such block."""
+def with_block(path: Path, name: str, body: str) -> str:
+    """The text of ``path`` (a README) with the body of its block ``name`` replaced by ``body``; a file
+    without the block's two marker lines is refused, naming both."""
+    text = path.read_text(encoding="utf-8")
     begin, end = f"<!-- BEGIN:{name} -->\n", f"<!-- END:{name} -->"
     start, stop = text.find(begin), text.find(end)
     if start < 0 or stop < start:
-        return None
+        raise InputError(f"{path}: no {name} block ({begin.strip()} ... {end} lines)")
     return text[:start + len(begin)] + body + text[stop:]
 
 

@@ -19,7 +19,7 @@ from ..vocabulary import RULER2, STUDY2_CONTRASTS
 from . import artifacts as A
 from .page import html_page
 from .promises import stage_time_problems
-from .render import TEMPLATES, blocks, markdown_to_html, replace_block
+from .render import TEMPLATES, blocks, markdown_to_html, with_block
 from .run_time import budget_sentence, exceeds, minutes, time_rows
 
 # the artifacts the page reads, relative to the root (ccl/report/artifacts.py names them)
@@ -269,16 +269,8 @@ def write(root: Path, out_md: Path, out_html: Path, site_html: Path, readme: Pat
     for path, text in ((out_md, page.markdown), (out_html, page.html), (site_html, page.html)):
         atomic_write_bytes(path, text.encode("utf-8"))
     if readme is not None:
-        atomic_write_bytes(readme, _with_brief(readme, page.brief).encode("utf-8"))
+        atomic_write_bytes(readme, with_block(readme, README_BLOCK, page.brief).encode("utf-8"))
     return page
-
-
-def _with_brief(readme: Path, text: str) -> str:
-    body = replace_block(readme.read_text(encoding="utf-8"), README_BLOCK, text)
-    if body is None:
-        raise InputError(f"{readme}: no {README_BLOCK} block (<!-- BEGIN:{README_BLOCK} --> ... "
-                         f"<!-- END:{README_BLOCK} --> lines)")
-    return body
 
 
 def check(root: Path, written_md: Path, readme: Path | None = None) -> list[str]:

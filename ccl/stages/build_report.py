@@ -18,7 +18,7 @@ from ..report.promises import (
     page_text,
     stage_time_problems,
 )
-from ..report.render import markdown_to_html, render_markdown, replace_block, stale_blocks
+from ..report.render import markdown_to_html, render_markdown, stale_blocks, with_block
 from ..report.run_time import PREREGISTERED_BUDGET_MIN, attempts_of
 
 
@@ -34,9 +34,8 @@ class BrokenPromise(StageError):
     exit_code = 1
 
 
-# The README's results-in-brief sits between these lines, rewritten from the artifacts by each build.
+# The README's block of results in brief (between its BEGIN/END marker lines), rewritten by each build.
 BRIEF = "results-in-brief"
-BRIEF_BEGIN, BRIEF_END = f"<!-- BEGIN:{BRIEF} -->\n", f"<!-- END:{BRIEF} -->"
 
 
 def build(root: Path) -> tuple[str, str]:
@@ -50,14 +49,6 @@ def build(root: Path) -> tuple[str, str]:
         raise InputError(f"report template: {e}") from None
 
 
-def with_brief(readme: Path, text: str) -> str:
-    """``readme``'s text with the block between the brief's markers replaced by ``text``."""
-    body = replace_block(readme.read_text(encoding="utf-8"), BRIEF, text)
-    if body is None:
-        raise InputError(f"{readme}: no results-in-brief block ({BRIEF_BEGIN.strip()} ... {BRIEF_END} lines)")
-    return body
-
-
 def run(root: Path, out: Path, readme: Path | None = None) -> list[Path]:
     """Write ``out/report.md`` and ``out/report.html``; with ``readme``, rewrite its results-in-brief."""
     md, brief = build(root)
@@ -65,7 +56,7 @@ def run(root: Path, out: Path, readme: Path | None = None) -> list[Path]:
     atomic_write_bytes(out / "report.html", html_page("Report", markdown_to_html(md)).encode("utf-8"))
     written = [out / "report.md", out / "report.html"]
     if readme is not None:
-        atomic_write_bytes(readme, with_brief(readme, brief).encode("utf-8"))
+        atomic_write_bytes(readme, with_block(readme, BRIEF, brief).encode("utf-8"))
         written.append(readme)
     return written
 
@@ -95,7 +86,7 @@ def check(root: Path, written: Path, readme: Path | None = None, site: Path | No
     if text != md:
         stale = stale_blocks(text, md)
         raise StaleReport(f"--check: {written} is stale; blocks that differ: {', '.join(stale) or 'none (prose)'}")
-    if readme is not None and readme.read_text(encoding="utf-8") != with_brief(readme, brief):
+    if readme is not None and readme.read_text(encoding="utf-8") != with_block(readme, BRIEF, brief):
         raise StaleReport(f"--check: {readme}'s results-in-brief differs from its artifacts; run `dvc repro "
                           "build_report`")
     problems = promise_problems(load_artifacts(root), text, brief if readme is not None else None, site)
