@@ -25,7 +25,7 @@ from .vocabulary import RUNS, learned_run
 
 PROFILES = ("paper", "paper-cuda", "cpu", "smoke")  # paper-cuda: paper sizes, a teacher that runs on CUDA
 # the top level of params.yaml: the profile, the run matrix, and one section per stage
-SECTIONS = ("profile", "runs", "replay_runs", "models", "build_datasets", "distill", "build_sft", "train", "evaluate", "analyze",
+SECTIONS = ("profile", "runs", "replay_runs", "models", "build_datasets", "distill", "accept_teacher", "build_sft", "train", "evaluate", "analyze",
             "power", "serve_eval", "learned_runs", "dagger_iterations", "dagger", "val_replay_runs", "err", "dpo",
             "grpo", "bfcl", "bfcl_runs", "fresh_pool", "study1_c")
 T = TypeVar("T")

@@ -54,7 +54,7 @@ def test_a_stage_script_prints_one_line_and_no_traceback(tmp_path):
                        cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines() == [f"evaluate: {path}: unknown section(s) ['evalute']; valid sections: "
-                                             "profile, runs, replay_runs, models, build_datasets, distill, build_sft, "
+                                             "profile, runs, replay_runs, models, build_datasets, distill, accept_teacher, build_sft, "
                                              "train, "
                                              "evaluate, analyze, power, serve_eval, learned_runs, dagger_iterations, "
                                              "dagger, val_replay_runs, err, dpo, grpo, bfcl, bfcl_runs, fresh_pool, study1_c"]

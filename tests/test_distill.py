@@ -15,7 +15,7 @@ import pytest
 
 from ccl.artifacts.jsonio import read_json, read_jsonl, sha256_file, write_jsonl
 from ccl.artifacts.resume import ChunkLog, chunked
-from ccl.data.acceptance import REJECTION_REASONS, judge_pass, judged_row, pass2_tasks, rejection_reasons, ruler_change
+from ccl.data.acceptance import REJECTION_REASONS, AcceptanceConfig, AcceptanceError, judge_pass, judged_row, pass2_tasks, rejection_reasons, ruler_change
 from ccl.data.distill import run_pass
 from ccl.data.teacher import DistillConfig
 from ccl.data.variants import BuildSFTConfig, build_variants, describe_variant, teacher_rows
@@ -104,8 +104,9 @@ def test_the_success_that_counts_is_the_one_given_and_cleanliness_stays_ruler_1s
 
 
 def _judged(task_id: str, template: str, ruler1: bool, ruler2: bool) -> dict:
-    return {"task_id": task_id, "pass": 1, "template": template, "accepted_ruler1": ruler1, "accepted": ruler2,
-            RULER2: {"reasons": [] if ruler2 else ["raw_result_answer"]}}
+    # accepted by ruler 1 here: ruler_change reads each ruler's own flag, whichever ruler decided ``accepted``
+    return {"task_id": task_id, "pass": 1, "template": template, "accepted_ruler1": ruler1, "accepted_ruler2": ruler2,
+            "accepted": ruler1, RULER2: {"reasons": [] if ruler2 else ["raw_result_answer"]}}
 
 
 def test_ruler_change_counts_and_lists_what_ruler_2_removes_and_adds():
@@ -121,16 +122,27 @@ def test_ruler_change_counts_and_lists_what_ruler_2_removes_and_adds():
     assert change["added_by_template"] == {"sel_weather": 1}
 
 
-def test_judged_rows_carry_both_rulers_and_accept_by_ruler_2():
+def test_judged_rows_carry_both_rulers_and_accept_by_the_named_ruler():
     clean = replay_record(TASK, texts(ACTS))
-    row = judged_row(TASK, {"task_id": TASK["id"], "pass": 1, "family": "f", "template": "t", "record": clean})
-    assert row["verdict"]["ruler"] == RULER1 and row[RULER2]["ruler"] == RULER2
-    assert row["accepted"] and row["accepted_ruler1"] and row["accepted_writeup"]
+    row = judged_row(TASK, {"task_id": TASK["id"], "pass": 1, "family": "f", "template": "t", "record": clean}, RULER2)
+    assert row["verdict"]["ruler"] == RULER1 and row[RULER2]["ruler"] == RULER2 and row["ruler"] == RULER2
+    assert row["accepted"] and row["accepted_ruler1"] and row["accepted_ruler2"] and row["accepted_writeup"]
     # the oracle's facts pasted back as the tool's raw JSON: ruler 1 passes it, ruler 2 does not
     raw = {**clean, "final": json.dumps(clean["calls"][-1]["observation"]["result"])}
-    pasted = judged_row(TASK, {"task_id": TASK["id"], "pass": 1, "family": "f", "template": "t", "record": raw})
-    assert pasted["accepted_ruler1"] and not pasted["accepted"]
-    assert pasted["rejection_reasons"] == ["not_success"] and "raw_result_answer" in pasted[RULER2]["reasons"]
+    row = {"task_id": TASK["id"], "pass": 1, "family": "f", "template": "t", "record": raw}
+    by2, by1 = judged_row(TASK, row, RULER2), judged_row(TASK, row, RULER1)
+    assert by2["accepted_ruler1"] and not by2["accepted_ruler2"] and not by2["accepted"]
+    assert by2["rejection_reasons"] == ["not_success"] and "raw_result_answer" in by2[RULER2]["reasons"]
+    # study 1's acceptance (ruler 1) accepts it, records its ruler, and still carries ruler 2's verdict
+    assert by1["accepted"] and by1["ruler"] == RULER1 and by1["rejection_reasons"] == []
+    assert {k: v for k, v in by1.items() if k not in ("accepted", "ruler", "rejection_reasons")} == \
+        {k: v for k, v in by2.items() if k not in ("accepted", "ruler", "rejection_reasons")}
+
+
+def test_the_acceptance_ruler_must_be_a_ruler():
+    assert AcceptanceConfig("ruler1").ruler == RULER1
+    with pytest.raises(AcceptanceError, match="accept_teacher.ruler: 'ruler3' is not a ruler; valid: ruler1, ruler2"):
+        AcceptanceConfig("ruler3")
 
 
 # ------------------------------------------------------------ resumable passes
@@ -171,7 +183,7 @@ def test_pass_resumes_from_last_finished_chunk(tmp_path):
     assert [json.dumps(r, sort_keys=True) for r in resumed] == [json.dumps(r, sort_keys=True) for r in full]
     assert [r["task_id"] for r in full] == [t["id"] for t in tasks]
     assert all(r["pass"] == 1 and "verdict" not in r for r in full)  # transcripts; acceptance is judged apart
-    assert all(r["accepted"] for r in judge_pass({t["id"]: t for t in tasks}, full, "test"))
+    assert all(r["accepted"] for r in judge_pass({t["id"]: t for t in tasks}, full, "test", RULER2))
 
 
 def test_pass2_takes_rejected_tasks_in_pool_order_up_to_the_cap():
@@ -284,8 +296,11 @@ def test_teacher_stages_split_generation_from_acceptance(smoke_distilled):
     assert s["passes"]["pass1"]["gen_tokens"] == sum(r["new_tokens"] for r in pass1) > 0
     assert s["accepted_tasks_writeup"] >= s["accepted_episodes"]  # strict acceptance only removes
     change = s["ruler_change"]
-    assert change["accepted_ruler2"] == s["accepted_episodes"] == sum(r["accepted"] for r in judged)
-    assert change["accepted_ruler1"] == sum(r["accepted_ruler1"] for r in judged)
+    # params.yaml names ruler 1 for every profile of study 1: acceptance, summary and manifest say so
+    assert s["ruler"] == read_json(teacher / "manifest.json")["ruler"] == RULER1
+    assert all(r["ruler"] == RULER1 for r in judged)
+    assert change["accepted_ruler1"] == s["accepted_episodes"] == sum(r["accepted"] for r in judged)
+    assert change["accepted_ruler2"] == sum(r["accepted_ruler2"] for r in judged)
     assert change["accepted_ruler1"] - len(change["removed"]) + len(change["added"]) == change["accepted_ruler2"]
     assert set(read_json(teacher / "manifest.json")["files"]) == {
         "pass1.jsonl.gz", "pass1.json", "pass2.jsonl.gz", "pass2.json", "acceptance.jsonl", "summary.json"}

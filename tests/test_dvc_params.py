@@ -44,6 +44,7 @@ NOT_READ = {
     ("bfcl", "evaluate"): "imports who_plays() from ccl/stages/evaluate.py",
     ("bfcl_run", "evaluate"): "imports who_plays() from ccl/stages/evaluate.py",
     ("study2:rebuild_c", "models"): "imports DistillConfig from ccl/data/teacher.py",
+    ("accept_teacher_ruler2", "accept_teacher"): "its cmd names --ruler ruler2, which bypasses the section",
 }
 CONFIG = ROOT / "ccl" / "config.py"  # defines the readers: its own calls take the section as a variable
 

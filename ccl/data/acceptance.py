@@ -1,34 +1,51 @@
 """Teacher acceptance: which teacher episodes become demonstrations (configuration B).
 
-An episode is accepted only when it succeeds under ruler 2 (``ccl.judge.ruler2``: strict
-success that a learner cannot farm, issue 37) and is clean (see :func:`rejection_reasons`).
-Every episode is kept, accepted or not, with its reasons and both rulers' verdicts; a task the
-teacher cannot solve is simply absent from B, never filled in. Each row also says whether ruler
-1 (the pre-registered validator, which accepted the demonstrations B was trained on) and the
-write-up's lenient definition would have accepted it, and :func:`ruler_change` lists the
-episodes the change of ruler removes or adds.
+An episode is accepted when it succeeds under the acceptance ruler and is clean (see
+:func:`rejection_reasons`). The ruler is a recorded parameter (params ``accept_teacher.ruler``):
+study 1 pre-registered ruler 1, so its acceptance uses ruler 1 and rebuilds the published B;
+ruler 2 (``ccl.judge.ruler2``, strict success a learner cannot farm, issue 37) writes an output of
+its own for a later study and never overwrites a published study's input. Every episode is kept,
+accepted or not, with its reasons and both rulers' verdicts; a task the teacher cannot solve is
+simply absent from B, never filled in. Each row says which ruler decided ``accepted`` and whether
+each ruler and the write-up's lenient definition accept it; :func:`ruler_change` lists the
+episodes that moving from ruler 1 to ruler 2 removes or adds.
 """
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Iterable
 
 from ..judge.judging import JudgeError, labelled
 from ..judge.ruler2 import judge
 from ..judge.validate import validate
-from ..vocabulary import RULER2
+from ..vocabulary import RULER1, RULER2, RULERS
 from .teacher import DistillConfig
 
 REJECTION_REASONS = ("not_success", "parse_error", "hallucinated_tools", "invalid_args",
                      "unnecessary_calls", "dependency_unsafe")
 
 
+class AcceptanceError(ValueError):
+    """An acceptance ruler that is not one of the study's rulers."""
+
+
+@dataclass(frozen=True)
+class AcceptanceConfig:
+    """params.yaml ``accept_teacher``: the ruler whose success accepts a teacher episode."""
+
+    ruler: str  # no default: each study names its ruler (study 1: ruler1, as pre-registered)
+
+    def __post_init__(self) -> None:
+        if self.ruler not in RULERS:
+            raise AcceptanceError(f"accept_teacher.ruler: {self.ruler!r} is not a ruler; valid: {', '.join(RULERS)}")
+
+
 def rejection_reasons(verdict: dict, success: bool) -> list[str]:
     """Why an episode is not a usable demonstration; empty means accepted.
 
     ``verdict`` is ruler 1's (its diagnostics say whether the episode is clean); ``success`` is
-    the success that counts: ruler 2's (used), or ruler 1's strict or write-up success, to count
+    the success that counts: the acceptance ruler's, or another ruler's or the write-up's, to count
     what those definitions would have accepted.
     """
     checks = {
@@ -42,23 +59,26 @@ def rejection_reasons(verdict: dict, success: bool) -> list[str]:
     return [r for r in REJECTION_REASONS if checks[r]]
 
 
-def judged_row(task: dict, row: dict) -> dict:
-    """A teacher transcript's acceptance record (no transcript: that stays in the pass file)."""
+def judged_row(task: dict, row: dict, ruler: str) -> dict:
+    """A teacher transcript's acceptance record under ``ruler`` (no transcript: that stays in the
+    pass file)."""
     verdict, second = validate(task, row["record"]), judge(task, row["record"])
-    reasons = rejection_reasons(verdict, second["success"])
+    success = {RULER1: verdict["success"], RULER2: second["success"]}
+    reasons = rejection_reasons(verdict, success[ruler])
     return {"task_id": row["task_id"], "pass": row["pass"], "family": row["family"],
-            "template": row["template"], "accepted": not reasons, "rejection_reasons": reasons,
-            "accepted_ruler1": not rejection_reasons(verdict, verdict["success"]),
+            "template": row["template"], "ruler": ruler, "accepted": not reasons, "rejection_reasons": reasons,
+            "accepted_ruler1": not rejection_reasons(verdict, success[RULER1]),
+            "accepted_ruler2": not rejection_reasons(verdict, success[RULER2]),
             "accepted_writeup": not rejection_reasons(verdict, verdict["success_writeup"]),
             "verdict": labelled(verdict), RULER2: second}
 
 
-def judge_pass(tasks_by_id: dict[str, dict], rows: Iterable[dict], where: str) -> list[dict]:
+def judge_pass(tasks_by_id: dict[str, dict], rows: Iterable[dict], where: str, ruler: str) -> list[dict]:
     out = []
     for row in rows:
         if row["task_id"] not in tasks_by_id:
             raise JudgeError(f"{where}: teacher episode of task {row['task_id']!r}, not in the training pool")
-        out.append(judged_row(tasks_by_id[row["task_id"]], row))
+        out.append(judged_row(tasks_by_id[row["task_id"]], row, ruler))
     return out
 
 
@@ -80,6 +100,7 @@ def pass_summary(judged: list[dict], transcripts: list[dict], generation: dict) 
         "episodes": len(judged),
         "accepted": len(accepted),
         "accepted_ruler1": sum(r["accepted_ruler1"] for r in judged),
+        "accepted_ruler2": sum(r["accepted_ruler2"] for r in judged),
         "accepted_writeup": sum(r["accepted_writeup"] for r in judged),
         "acceptance_rate": round(len(accepted) / len(judged), 4) if judged else None,
         "rejection_reasons": {k: reasons[k] for k in REJECTION_REASONS if reasons[k]},
@@ -91,10 +112,11 @@ def pass_summary(judged: list[dict], transcripts: list[dict], generation: dict) 
 
 
 def summary(cfg: DistillConfig, teacher: dict, offered: list[dict], passes: dict[str, dict],
-            judged: list[dict]) -> dict:
-    """The teacher-generation record: per pass, and over the tasks offered."""
+            judged: list[dict], ruler: str) -> dict:
+    """The teacher-generation record: per pass, and over the tasks offered, accepted by ``ruler``."""
     accepted = [r for r in judged if r["accepted"]]
     return {
+        "ruler": ruler,
         "teacher": teacher,
         "config": asdict(cfg),
         "tasks_offered": len(offered),
@@ -116,12 +138,13 @@ def _listed(rows: list[dict]) -> list[dict]:
 
 
 def ruler_change(judged: list[dict]) -> dict:
-    """What accepting by ruler 2 instead of ruler 1 changes: both counts, and the episodes (with
-    their templates) that ruler 1 accepted and ruler 2 rejects, and the reverse."""
-    removed = [r for r in judged if r["accepted_ruler1"] and not r["accepted"]]
-    added = [r for r in judged if r["accepted"] and not r["accepted_ruler1"]]
+    """What accepting by ruler 2 instead of ruler 1 changes, whichever ruler this acceptance uses:
+    both counts, and the episodes (with their templates) that ruler 1 accepts and ruler 2 rejects,
+    and the reverse."""
+    removed = [r for r in judged if r["accepted_ruler1"] and not r["accepted_ruler2"]]
+    added = [r for r in judged if r["accepted_ruler2"] and not r["accepted_ruler1"]]
     return {"accepted_ruler1": sum(r["accepted_ruler1"] for r in judged),
-            "accepted_ruler2": sum(r["accepted"] for r in judged),
+            "accepted_ruler2": sum(r["accepted_ruler2"] for r in judged),
             "removed": _listed(removed), "added": _listed(added),
             "removed_by_template": dict(sorted(Counter(r["template"] for r in removed).items())),
             "added_by_template": dict(sorted(Counter(r["template"] for r in added).items()))}

@@ -12,6 +12,7 @@ from ..data.teacher import TeacherSetup, load_setup
 from ..models.registry import ModelStore
 from ..policy.base import ModelPolicy
 from ..policy.load import load_backend
+from ..vocabulary import RULER1
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,8 @@ def plan(params: Path, store: ModelStore, profile: str | None, data: Path, out: 
     """Judge pass 1 (``out/pass1.jsonl.gz``) and choose the tasks to resample."""
     pass1 = out / "pass1.jsonl.gz"
     s = load_setup(params, store, profile, data / "tasks" / "train_pool.jsonl", None, n_from=pass1)
-    judged = judge_pass({t["id"]: t for t in s.offered}, read_rows(pass1, "distill"), str(pass1))
+    # pass 2 chooses by ruler 1 (pass2_tasks reads accepted_ruler1): it ran before ruler 2 existed
+    judged = judge_pass({t["id"]: t for t in s.offered}, read_rows(pass1, "distill"), str(pass1), RULER1)
     return Plan(s, judged, pass2_tasks(s.offered, judged, s.cfg))
 
 
