@@ -22,7 +22,9 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+
+from ccl.artifacts.dvc_lock import overlapping
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,6 +38,7 @@ class StageChange:
     stage: str
     changed: list[str] = field(default_factory=list)  # "<path>: <old> -> <new>"
     kept: list[str] = field(default_factory=list)  # "<path> (<why>)"
+    refused: list[str] = field(default_factory=list)  # outputs whose bytes changed, without --record-outputs
 
 
 def _rel(repo, path: str) -> str:
@@ -45,12 +48,6 @@ def _rel(repo, path: str) -> str:
 def absent_outputs(repo) -> set[str]:
     """Every output of any stage of the repository (both pipelines) missing from the workspace."""
     return {_rel(repo, out.fs_path) for stage in repo.index.stages for out in stage.outs if not out.exists}
-
-
-def holds_absent(path: str, absent: set[str]) -> str | None:
-    """An absent output at or below ``path`` (whose hash therefore cannot be computed here), or None."""
-    base = PurePosixPath(path)
-    return next((a for a in sorted(absent) if PurePosixPath(a) == base or base in PurePosixPath(a).parents), None)
 
 
 def _hash(item) -> str:
@@ -74,9 +71,9 @@ def commit_stage(repo, stage, absent: set[str], record_outputs: bool) -> StageCh
         if not dep.exists:
             change.kept.append(f"{path} (absent)")
             continue
-        inside = holds_absent(path, absent)
+        inside = overlapping(path, absent)
         if inside is not None:
-            change.kept.append(f"{path} (holds the absent output {inside})")
+            change.kept.append(f"{path} (overlaps the absent output {inside})")
             continue
         before = _hash(dep)
         dep.save()
@@ -92,13 +89,20 @@ def commit_stage(repo, stage, absent: set[str], record_outputs: bool) -> StageCh
         if _hash(out) == before:
             continue
         if not record_outputs:
-            raise LockCommitError(f"{stage.addressing}: output {path} differs from dvc.lock ({before} -> {_hash(out)}); "
-                                  "a code-only commit keeps outputs. Rerun the stage, or pass --record-outputs "
-                                  "after rerunning its command by hand")
+            change.refused.append(f"{stage.addressing}: output {path} differs from dvc.lock ({before} -> {_hash(out)})")
+            continue
         if out.use_cache:
             out.commit()
         change.changed.append(f"output {path}: {before} -> {_hash(out)}")
     return change
+
+
+def named(repo, pipeline: str, target: str) -> list:
+    """The stages of ``pipeline`` named ``target``, or its items if ``target`` is a foreach group. Read
+    from the index DVC builds once (collecting each target apart re-reads the pipeline: seconds each)."""
+    path = (Path(repo.root_dir) / pipeline).resolve()
+    return [s for s in repo.index.stages if Path(s.path).resolve() == path
+            and (s.name == target or s.name.startswith(f"{target}@"))]
 
 
 def lock_commit(root: Path, pipeline: str, targets: list[str], record_outputs: bool = False,
@@ -112,11 +116,15 @@ def lock_commit(root: Path, pipeline: str, targets: list[str], record_outputs: b
         absent = absent_outputs(repo)
         stages = []
         for target in targets:
-            found = list(repo.stage.collect(f"{pipeline}:{target}"))
+            found = named(repo, pipeline, target)
             if not found:
                 raise LockCommitError(f"{pipeline}: no stage {target!r}")
             stages += found
         changes = [commit_stage(repo, stage, absent, record_outputs) for stage in stages]
+        refused = [line for c in changes for line in c.refused]
+        if refused:
+            raise LockCommitError("; ".join(refused) + ". A code-only commit keeps outputs: rerun the stage, or pass "
+                                  "--record-outputs after rerunning its command by hand (nothing written)")
         if not dry_run:
             for stage in stages:
                 stage.dump(update_pipeline=False)

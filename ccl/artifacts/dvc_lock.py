@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import yaml
 
@@ -133,3 +133,12 @@ def recorded_outputs(root: Path, stale: list[str] | None = None,
             raise InputError(f"{listing}: the DVC cache's file list of {path} is damaged ({type(e).__name__}: {e}); "
                              f"delete it and run `dvc pull` or `dvc repro {stage}`") from None
     return files, unlisted
+
+
+def overlapping(path: str, outputs: set[str]) -> str | None:
+    """The first of ``outputs`` that ``path`` is, lies inside (a folder output), or holds (a folder with an
+    output in it); None if none. A dependency overlapping an output missing from the workspace has a hash
+    that cannot be computed there (``runs`` without its adapters), so the lock's is the only one to keep."""
+    base = PurePosixPath(path)
+    return next((o for o in sorted(outputs) if base == PurePosixPath(o) or PurePosixPath(o) in base.parents
+                 or base in PurePosixPath(o).parents), None)
