@@ -3,107 +3,15 @@ or not), so editing a module reruns exactly the stages that run its code."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
-import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from scripts.dvc_deps import (PACKAGES, PIPELINES, ROOT, ccl_closure, covered, imported_modules,  # noqa: F401
+                              is_resource, resources_read, stages)
 
-
-PACKAGES = ("ccl", "scripts")  # the repository's own code; anything else is an installed package
-
-
-def module_file(name: str) -> Path | None:
-    """The file of module ``ccl.a.b`` or ``scripts.x`` (a module or a package's __init__), or None
-    outside the repository's packages."""
-    if name.split(".")[0] not in PACKAGES:
-        return None
-    base = ROOT.joinpath(*name.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        if path.is_file():
-            return path
-    return None
-
-
-def _type_checking_only(node: ast.AST) -> bool:
-    """``if TYPE_CHECKING:``: imports for annotations, never executed, so never a dependency."""
-    test = getattr(node, "test", None)
-    return isinstance(node, ast.If) and (getattr(test, "id", None) == "TYPE_CHECKING"
-                                         or getattr(test, "attr", None) == "TYPE_CHECKING")
-
-
-def _executed_nodes(tree: ast.AST):
-    """Every node of ``tree`` except those under an ``if TYPE_CHECKING:`` block (its ``else`` runs)."""
-    todo = [tree]
-    while todo:
-        node = todo.pop()
-        yield node
-        if _type_checking_only(node):
-            todo.extend(node.orelse)
-        else:
-            todo.extend(ast.iter_child_nodes(node))
-
-
-def imported_modules(path: Path, package: str | None = None) -> set[str]:
-    """Every module an import statement in ``path`` names, at any depth in the file (lazy imports too),
-    with ``from pkg import name`` also naming ``pkg.name`` in case it is a submodule. ``package``: the
-    package a relative import starts from (default: the file's folder in the repository)."""
-    if package is None:
-        package = ".".join(path.relative_to(ROOT).parent.parts)
-    names: set[str] = set()
-    for node in _executed_nodes(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
-            mod = ".".join([*base, node.module] if node.module else base)
-            names.add(mod)
-            names.update(f"{mod}.{a.name}" for a in node.names)
-    return names
-
-
-def ccl_closure(script: Path) -> set[Path]:
-    """ccl/ and scripts/ files reached from ``script`` through imports, parent packages included."""
-    seen: set[Path] = set()
-    todo = [script]
-    while todo:
-        for name in imported_modules(todo.pop()):
-            parts = name.split(".")
-            for i in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ too
-                f = module_file(".".join(parts[:i]))
-                if f is not None and f not in seen:
-                    seen.add(f)
-                    todo.append(f)
-    return seen
-
-
-PIPELINES = ("dvc.yaml", "study2/dvc.yaml")  # study 2's stages run from the root (wdir ..): the same paths
-
-
-def stages() -> list[tuple[str, str, list[str]]]:
-    """(stage, script, deps) for every stage of both pipelines; a foreach stage's template stands for its items."""
-    out = []
-    for pipeline in PIPELINES:
-        out += _stages(pipeline, "" if pipeline == "dvc.yaml" else "study2:")
-    return out
-
-
-def _stages(pipeline: str, prefix: str) -> list[tuple[str, str, list[str]]]:
-    out = []
-    for name, st in yaml.safe_load((ROOT / pipeline).read_text())["stages"].items():
-        name = prefix + name
-        body = st.get("do", st)
-        words = body["cmd"].split()
-        assert words[:2] == ["python", "-m"] and words[2].startswith("scripts."), body["cmd"]
-        script = words[2].replace(".", "/") + ".py"
-        out.append((name, script, [d if isinstance(d, str) else next(iter(d)) for d in body["deps"]]))
-    return out
-
-
-def covered(path: Path, deps: list[str]) -> bool:
-    rel = path.relative_to(ROOT).as_posix()
-    return any(rel == d or rel.startswith(d.rstrip("/") + "/") for d in deps)
+# The import closure and the resource scan live in scripts/dvc_deps.py, which scripts/sync_deps.py
+# uses to rewrite the declarations these tests check (PIPELINES, ROOT and ccl_closure are also
+# imported from here by tests/test_dvc_params.py).
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -140,33 +48,6 @@ def test_stage_declares_every_module_it_imports(stage, script, deps):
                      if p.name != "__init__.py" or p.parent not in (ROOT / "ccl", ROOT / "scripts"))
     missing = [m for m in missing if not covered(ROOT / m, deps)]
     assert not missing, f"dvc.yaml stage {stage} imports but does not declare: {missing}"
-
-
-def is_resource(path: Path) -> bool:
-    """A file under ccl/ that is not code, bytecode or a hidden file (a stray .DS_Store is not one)."""
-    rel = path.relative_to(ROOT).parts
-    return (rel[0] == "ccl" and path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in rel
-            and not any(part.startswith(".") for part in rel))
-
-
-def resources() -> dict[str, Path]:
-    """The files under ccl/ that code reads rather than imports (templates, the site's scripts), by name."""
-    found = [p for p in (ROOT / "ccl").rglob("*") if is_resource(p)]
-    names = [p.name for p in found]
-    assert len(names) == len(set(names)), "two resources share a name: name-based lookup would be ambiguous"
-    return {p.name: p for p in found}
-
-
-def resources_read(files: set[Path]) -> set[str]:
-    """The resources whose file name appears as a string literal in ``files``: a template is opened as
-    ``get_template("report.md.j2")``, a site script as ``STATIC / "common.js"`` (through a literal list)."""
-    by_name = resources()
-    read = set()
-    for f in files:
-        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in by_name:
-                read.add(by_name[node.value].relative_to(ROOT).as_posix())
-    return read
 
 
 @pytest.mark.parametrize("stage, script, deps", STAGES, ids=[s[0] for s in STAGES])

@@ -38,7 +38,16 @@ def run(data: Path, source: Path, out: Path, keep_unrecoverable: bool = False) -
         mine = sorted(by_task.get(task_id, []), key=lambda v: v["turn"])
         pairs += episode_pairs(tasks[task_id], row["record"]["messages"], mine, keep_unrecoverable)
     write_jsonl(out / "pairs.jsonl.gz", pairs)
-    stats = {**pair_stats(pairs, visits), "source": str(source), "keep_unrecoverable": keep_unrecoverable}
+    stats = {**pair_stats(pairs, visits), "source": shown(source), "keep_unrecoverable": keep_unrecoverable}
     write_json(out / "stats.json", stats)
-    write_manifest(out, [out / f for f in FILES], {"stage": "dpo_pairs", "source": str(source)})
+    write_manifest(out, [out / f for f in FILES], {"stage": "dpo_pairs", "source": shown(source)})
     return stats
+
+
+def shown(path: Path) -> str:
+    """``path`` relative to the working directory when it lies inside it (DVC runs stages from the
+    repository root), so the record is the same bytes in every clone; else the path as given."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)
