@@ -382,17 +382,58 @@ class SplitMetrics(TypedDict):
 
 
 class EngineRecord(TypedDict):
-    """The token-level engine's split of the work (ccl.policy.torch_continuous.ContinuousDecoder.summary)."""
+    """The token-level engine's split of the work: one record, the same fields for every engine, built
+    by ccl.policy.base.engine_record from the engine's counters (torch:
+    ccl.policy.torch_continuous.ContinuousDecoder.summary; openvino:
+    ccl.policy.openvino_backend.OpenVINODecoder.summary). Peak memory is the run's
+    (``Efficiency.peak_mem_gb``), measured the same way whatever engine ran. A lock-step schedule (mlx,
+    a hybrid model on torch) runs no token-level engine: ``Efficiency.engine`` is None.
 
-    prefill_tok_per_s: float | None  # increment tokens per second of prefill
-    decode_tok_per_s: float | None  # tokens fed to decoding steps (generated minus one per turn) per decoding second
-    prefill_s: float
-    decode_s: float
-    prefill_padding: float  # share of executed increment tokens that are padding (cache-side padding: in the FLOPs)
-    decode_slot_use: float | None  # share of decoding rows that held a live sequence
-    gflop_executed: float  # what the forward passes computed, padding and free slots included
-    gflop_useful: float  # what the sequences need, without padding
-    relayouts: int  # times the shared KV buffers were laid out again
+    How each engine measures the fields, and why a field is null, is said here and nowhere else:
+
+    - torch: prefill and decoding are separate forward passes, timed separately (device synchronised).
+    - openvino: one pipeline step runs the prompt chunks of joining turns beside one token of every
+      decoding turn (dynamic split-fuse), so a step's time cannot be divided between the two. Each step
+      is timed and counted whole: as prefill when it ran prompt tokens (the pipeline scheduled more
+      requests than were past their first token), else as decoding. Its batch is flat (paged
+      attention): only the tokens of the requests it schedules are executed, never padding or a free
+      slot. Its prefix cache may recompute a few tokens of the cached path around block boundaries,
+      which the pipeline does not report. (openvino_genai's per-request PerfMetrics, TTFT and TPOT,
+      are latencies from the request's submission, queueing and the requests beside it included, so
+      summed over concurrent requests they count the same seconds many times: not used for the split.)
+    """
+
+    # increment tokens per second of prefill; null when nothing was prefilled. openvino: a lower bound
+    # on its prefill speed, since its prefill steps also decode the turns running beside
+    prefill_tok_per_s: float | None
+    # tokens fed to decoding steps (generated minus one per turn) per decoding second; null when no step
+    # only decoded. openvino: the tokens and seconds of the steps that only decoded
+    decode_tok_per_s: float | None
+    prefill_s: float  # seconds of prefill (openvino: of the steps that ran prompt tokens)
+    decode_s: float  # seconds of decoding (openvino: of the steps that only decoded)
+    # share of executed increment tokens that are padding (torch: cache-side padding, in the FLOPs);
+    # openvino: 0, its flat batch holds no padding
+    prefill_padding: float
+    # share of decoding rows that held a live sequence; null when no step only decoded. openvino: 1,
+    # its flat batch holds only the sequences it schedules
+    decode_slot_use: float | None
+    # what the forward passes computed, padding and free slots included; null for openvino: the tokens
+    # its prefix cache recomputes are not reported
+    gflop_executed: float | None
+    gflop_useful: float  # what the sequences need, without padding (the same estimate for every engine)
+    # times the shared KV buffers were laid out again; null for openvino: its paged KV cache has no
+    # shared buffers to lay out
+    relayouts: int | None
+
+
+class OpenVINOCounts(TypedDict):
+    """The engine record of openvino runs generated before EngineRecord was shared (issue 54): counts
+    only, no time split (committed under results/runs and results/study2/runs)."""
+
+    steps: int  # pipeline steps
+    prompt_tokens_sent: int  # token ids sent with the turns' requests (each turn's whole path)
+    increment_tokens: int  # the turns' increments (prompt tokens counted as prefilled)
+    new_tokens: int  # tokens generated
 
 
 class Efficiency(TypedDict):
@@ -409,7 +450,9 @@ class Efficiency(TypedDict):
     gen_tok_per_s: float | None  # generated tokens per second of generation time, prefill included; None for the oracle
     mean_latency_s: float | None  # None when every episode was resumed
     note: str
-    engine: NotRequired[EngineRecord | None]  # token-level engine only; absent in runs generated before it
+    # the token-level engine's record; None for the oracle and a lock-step schedule; absent in runs
+    # generated before it; OpenVINOCounts in openvino runs generated before issue 54
+    engine: NotRequired[EngineRecord | OpenVINOCounts | None]
 
 
 class GenerationRecord(TypedDict):

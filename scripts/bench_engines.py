@@ -7,8 +7,10 @@ where llama-cpp-python is installed, the llama.cpp engine measured and not adopt
     python -m scripts.bench_engines [--episodes 128] [--engines openvino,llamacpp] [--adapter runs/C_s0] [--out FILE]
 
 Prints, per engine, seconds, episodes/s (and the ratio to torch, measured in this run), prompt and new
-tokens; then, per engine, agreement with the torch reference under the rule fixed before measuring
-(experiments/engine_bench2/README.md):
+tokens, and its efficiency record (prefill and decode seconds and tokens/s, padding, slot use: the fields
+ccl.records.EngineRecord defines for every engine, as the evaluate stage writes them; llama.cpp, not
+adopted, has none); then, per engine, agreement with the torch reference under the rule fixed before
+measuring (experiments/engine_bench2/README.md):
 
 - identical transcripts on at least 97% of episodes;
 - every divergence starts at a near-tie: at the first token where an engine's turn leaves the torch
@@ -17,7 +19,9 @@ tokens; then, per engine, agreement with the torch reference under the rule fixe
   rule's threshold; its yardstick: experiments/engine_bench2/kernel_variation.py);
 - strict verdicts (ruler 1 and ruler 2) pooled within the same bounds.
 
-The JSON summary (``--out``) holds every number printed.
+The JSON summary (``--out``) holds every number printed, each engine's counts behind its record, and the
+process's peak memory (every engine's included: one process runs them all, so the per-engine peak is the
+evaluate stage's, one engine per process).
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from ccl.episode.rollout import rollout
 from ccl.judge.judging import verdict_row
 from ccl.policy.base import GenConfig, ModelPolicy
 from ccl.policy.load import load_backend
+from ccl.resources import peak_memory_gb
 from ccl.stages.evaluate import plan
 from ccl.vocabulary import RULER2, STUDENT_BASE, STUDENT_FEWSHOT
 
@@ -118,9 +123,11 @@ def main() -> None:
     tp = ModelPolicy(tb, gen)
     t_torch, ref = run_engine(tasks, tp, bs, fewshot)
     rows = [{"engine": "torch", "seconds": round(t_torch, 1), "episodes_per_s": round(n / t_torch, 4),
-             "prompt_tokens": tp.stats.prompt_tokens, "new_tokens": tp.stats.new_tokens}]
+             "prompt_tokens": tp.stats.prompt_tokens, "new_tokens": tp.stats.new_tokens,
+             **engine_efficiency(tp.stats.engine)}]
     print(f"torch     {t_torch:8.1f} s  {n / t_torch:6.3f} episodes/s  ({tp.stats.prompt_tokens} prompt tokens, "
           f"{tp.stats.new_tokens} new tokens)")
+    print_efficiency(rows[0])
     for engine in args.engines.split(","):
         t0 = time.perf_counter()
         backend = engine_backend(store, args.model, engine, args.adapter)
@@ -132,11 +139,12 @@ def main() -> None:
         t, got = run_engine(tasks, policy, bs, fewshot)
         row = {"engine": engine, "seconds": round(t, 1), "episodes_per_s": round(n / t, 4), "load_s": round(load_s, 1),
                "prompt_tokens": policy.stats.prompt_tokens, "new_tokens": policy.stats.new_tokens,
-               "ratio_to_torch": round(t_torch / t, 3), "engine_counts": dec.summary()}
+               "ratio_to_torch": round(t_torch / t, 3), **engine_efficiency(dec)}
         row.update(agreement(tb, ref, got, rec, args.near_tie))
         rows.append(row)
         print(f"{engine:9s} {t:8.1f} s  {n / t:6.3f} episodes/s  (load {load_s:.1f} s; {policy.stats.prompt_tokens} "
               f"prompt tokens, {policy.stats.new_tokens} new tokens)")
+        print_efficiency(row)
         print(f"  {engine} / torch: {t_torch / t:.2f}x episodes/s; identical transcripts {row['identical_transcripts']}/{n}"
               f" ({100 * row['identical_transcripts'] / n:.1f}%), divergences at a near-tie (torch gap < {args.near_tie})"
               f" {sum(d['near_tie'] for d in row['divergences'])}/{len(row['divergences'])}; identical verdicts "
@@ -148,10 +156,32 @@ def main() -> None:
             print(f"    diverged {d}")
         del backend, policy, dec, rec
     summary = {"episodes": n, "config": args.config, "adapter": args.adapter, "near_tie": args.near_tie,
-               "threads": torch.get_num_threads(), "engines": rows}
+               "threads": torch.get_num_threads(), "peak_mem_gb": peak_memory_gb(), "engines": rows}
     if args.out:
         write_json(args.out, summary)
     print(json.dumps(summary))
+
+
+def engine_efficiency(dec) -> dict:
+    """An engine's efficiency record (ccl.records.EngineRecord) and the counts behind it; none for a lock-step
+    schedule (no decoder: a hybrid model on torch), and llama.cpp's decoder (measured, not adopted) has only
+    its counts."""
+    if dec is None:
+        return {"efficiency": None, "counts": None}
+    if hasattr(dec, "details"):
+        return {"efficiency": dec.summary(), "counts": dec.details()}
+    return {"efficiency": None, "counts": dec.summary()}
+
+
+def print_efficiency(row: dict) -> None:
+    e = row["efficiency"]
+    if e is None:
+        print(f"  {row['engine']}: no efficiency record; counts {row['counts']}")
+        return
+    print(f"  {row['engine']}: prefill {e['prefill_s']} s ({e['prefill_tok_per_s']} tokens/s), "
+          f"decode {e['decode_s']} s ({e['decode_tok_per_s']} tokens/s), padding {e['prefill_padding']} "
+          f"({row['counts']['prefill_padding_tokens']} tokens), slot use {e['decode_slot_use']}, "
+          f"GFLOP useful {e['gflop_useful']} executed {e['gflop_executed']}")
 
 
 def engine_backend(store, model: str, engine: str, adapter: str | None):

@@ -12,7 +12,16 @@ from ccl.artifacts.boundary import run_stage
 from ccl.stages import dpo_pairs
 
 from .cli import stage_parser
-from .layout import DAGGER, DATA
+from .layout import DAGGER, DATA, ROOT
+
+
+def repo_relative(path: Path) -> str:
+    """``path`` relative to the repository when it lies inside it (the default data root is absolute), so
+    the records are the same bytes in every clone; else the path as given."""
+    try:
+        return Path(path).resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="also pair states the expert cannot recover (label: stop honestly)")
     args = ap.parse_args(argv)
     source, out = args.source or args.data / DAGGER.name / "iter1", args.out or args.data / "dpo"
-    s = dpo_pairs.run(args.data, source, out, args.keep_unrecoverable)
+    s = dpo_pairs.run(args.data, source, out, args.keep_unrecoverable, repo_relative(source))
     print(f"dpo_pairs: {s['pairs']} pairs from {s['student_fails']} failed turns of {s['states']} states "
           f"({s['tasks_with_pairs']} tasks); by kind {s['pairs_by_kind']} -> {out}")
     return 0

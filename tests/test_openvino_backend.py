@@ -2,6 +2,8 @@
 agree with the torch engine's on the smoke profile, with the base model and with a trained adapter."""
 from __future__ import annotations
 
+import typing
+
 import numpy as np
 import pytest
 import torch
@@ -14,6 +16,7 @@ from ccl.models.registry import ModelError
 from ccl.models.weights import gguf_file, model_dir
 from ccl.policy.base import GenConfig, ModelPolicy
 from ccl.policy.load import load_backend
+from ccl.records import EngineRecord
 from ccl.stages.evaluate import plan
 from ccl.vocabulary import STUDENT_BASE
 from scripts.layout import PARAMS
@@ -79,14 +82,15 @@ def test_a_constant_matching_no_weight_or_two_is_refused():
         _value_of("Constant_6", np.float16([0.1]), vectors, vectors)  # an epsilon or 1/sqrt(d) in 16 bits
 
 
-def _episodes(tasks, backend, gen) -> dict:
-    out = {}
-    for task, ep, memory, _ in rollout(tasks, ModelPolicy(backend, gen), 8):
+def _episodes(tasks, backend, gen) -> tuple[dict, dict]:
+    """Each task's messages, ruler-1 success and token counts; and the engine's efficiency record."""
+    out, policy = {}, ModelPolicy(backend, gen)
+    for task, ep, memory, _ in rollout(tasks, policy, 8):
         row = verdict_row(task, {"task_id": task["id"], "record": ep.record()})
         # the token counts too: the same text could come from another token path
         out[task["id"]] = ([m["content"] for m in ep.messages], row["verdict"]["success"], memory.prompt_tokens,
                            memory.new_tokens)
-    return out
+    return out, policy.stats.engine.summary()
 
 
 # the base model without an adapter is the slow half (CI runs it, .ci/run); the adapter case runs by default
@@ -94,13 +98,20 @@ def _episodes(tasks, backend, gen) -> dict:
 def test_smoke_episodes_equal_the_torch_engines(trained, smoke_data, request):
     """The agreement test of record for the adopted backend: every smoke evaluation episode, greedy,
     byte-identical to the torch engine's, with the base model and with the smoke study's trained C_s0
-    adapter (merged as peft merges it on both)."""
+    adapter (merged as peft merges it on both). Both engines write the same efficiency record, and the
+    same episodes need the same useful work on both."""
     adapter = request.getfixturevalue("smoke_study") / "runs" / "C_s0" if trained else None
     p = plan(PARAMS, "smoke", STUDENT_BASE, None, smoke_data.parent)
     gen = GenConfig(max_new_tokens=p.cfg.max_new_tokens)
-    ref = _episodes(p.tasks, load_backend(model_store(), MODEL, "torch", adapter), gen)
-    got = _episodes(p.tasks, load_backend(model_store(), MODEL, "openvino", adapter), gen)
+    ref, ref_engine = _episodes(p.tasks, load_backend(model_store(), MODEL, "torch", adapter), gen)
+    got, engine = _episodes(p.tasks, load_backend(model_store(), MODEL, "openvino", adapter), gen)
     assert len(got) == len(p.tasks) == 8 and got == ref
+    assert set(engine) == set(ref_engine) == set(typing.get_type_hints(EngineRecord))
+    assert engine["gflop_useful"] == ref_engine["gflop_useful"] > 0
+    assert engine["prefill_s"] > 0 and engine["prefill_tok_per_s"] > 0
+    assert engine["decode_s"] > 0 and engine["decode_tok_per_s"] > 0
+    assert (engine["prefill_padding"], engine["decode_slot_use"], engine["gflop_executed"], engine["relayouts"]) \
+        == (0.0, 1.0, None, None)
 
 
 def test_sampling_is_seeded():

@@ -15,6 +15,7 @@ from typing import Any, Callable, Protocol, TypedDict
 
 from ..episode.prompt_head import head_end
 from ..episode.runtime import Episode
+from ..records import EngineRecord
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,46 @@ class Stats:
     new_tokens: int = 0
     gen_seconds: float = 0.0
     calls: int = 0
-    engine: Any = None  # the continuous decoder, when one ran (its ``summary()`` goes to the efficiency record)
+    engine: Any = None  # the continuous decoder, when one ran (its ``summary()``: the efficiency record's EngineRecord)
+
+
+def engine_record(*, prefill_s: float, prefill_tokens: int, prefill_padded: int, decode_s: float,
+                  decode_tokens: int, decode_rows: int, gflop_executed: float | None, gflop_useful: float,
+                  relayouts: int | None) -> EngineRecord:
+    """The efficiency record of a token-level engine, from its counters; every engine's summary() is
+    this, so every engine writes the same fields (their meanings, and each engine's nulls:
+    ccl.records.EngineRecord).
+
+    prefill_tokens: increment tokens prefilled in ``prefill_s``; prefill_padded: those plus the padding
+    executed beside them. decode_tokens: tokens fed to decoding for live sequences in ``decode_s``;
+    decode_rows: the rows those steps executed, free slots included."""
+    return {"prefill_tok_per_s": round(prefill_tokens / prefill_s, 1) if prefill_s else None,
+            "decode_tok_per_s": round(decode_tokens / decode_s, 1) if decode_s else None,
+            "prefill_s": round(prefill_s, 2), "decode_s": round(decode_s, 2),
+            "prefill_padding": round(1 - prefill_tokens / prefill_padded, 4) if prefill_padded else 0.0,
+            "decode_slot_use": round(decode_tokens / decode_rows, 4) if decode_rows else None,
+            "gflop_executed": gflop_executed, "gflop_useful": gflop_useful, "relayouts": relayouts}
+
+
+@dataclass(frozen=True)
+class FlopModel:
+    """The efficiency record's FLOP estimate, in GFLOP: 2 FLOPs per weight per token (the vocabulary
+    projection only for the rows whose logits are computed) plus 4 per query-key pair per head dim."""
+
+    body: int  # weights of the 2-D matrices other than the embedding and the vocabulary projection
+    head: int  # hidden size x vocabulary: the vocabulary projection's weights
+    attn: int  # 4 x attention heads x head dim x layers: FLOPs per query-key pair
+
+    @classmethod
+    def of(cls, model, head_dim: int) -> "FlopModel":
+        cfg = model.config
+        body = sum(p.numel() for n, p in model.named_parameters()
+                   if p.dim() == 2 and "embed_tokens" not in n and "lm_head" not in n)
+        attn = 4 * cfg.num_attention_heads * head_dim * cfg.num_hidden_layers
+        return cls(body, cfg.hidden_size * cfg.vocab_size, attn)
+
+    def gflop(self, tokens: int, logit_rows: int, pairs: int) -> float:
+        return round((2 * self.body * tokens + 2 * self.head * logit_rows + self.attn * pairs) / 1e9, 1)
 
 
 def episode_seed(gen: GenConfig, ep: Episode) -> int:

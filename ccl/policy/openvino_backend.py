@@ -13,11 +13,15 @@ Each turn is one request holding the episode's whole token path; the pipeline's 
 blocks of the shared head and of earlier turns, so only the increment is computed. A request's turn
 ends at an end token or at ``max_new_tokens``; finished turns are read after each pipeline step, so a
 new turn or episode joins the running batch at once (token-level refill, as the torch engine does).
+
+The efficiency record is the torch engine's (ccl.records.EngineRecord, which says how each of its fields is
+measured here): every pipeline step is timed, and counted as prefill or as decoding by what it ran.
 """
 from __future__ import annotations
 
 import itertools
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -27,7 +31,8 @@ import numpy as np
 from ..devices import cpu_threads
 from ..episode import chat
 from ..models.registry import ModelError, ModelSpec
-from .base import BackendState, GenConfig, GenOut, cached_increment
+from ..records import EngineRecord
+from .base import BackendState, FlopModel, GenConfig, GenOut, cached_increment, engine_record
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "KEY_CACHE_PRECISION": "f32",
        "VALUE_CACHE_PRECISION": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0}
@@ -44,6 +49,24 @@ class _Turn:
     inc: int  # this turn's increment (prompt tokens counted as prefilled)
     rewind: bool
     handle: Any = None
+
+
+@dataclass
+class Counts:
+    """What the pipeline ran, for the efficiency record (ccl.records.EngineRecord: how each field is measured)."""
+
+    steps: int = 0
+    prefill_steps: int = 0  # steps that ran prompt tokens
+    mixed_steps: int = 0  # of those, the steps that also decoded turns past their first token
+    prefill_s: float = 0.0  # seconds of the steps that ran prompt tokens
+    decode_s: float = 0.0  # seconds of the steps that only decoded
+    decode_step_tokens: int = 0  # tokens the steps that only decoded fed (one per request they scheduled)
+    prompt_tokens_sent: int = 0  # token ids sent with the requests (each turn's whole path)
+    turns_prefilled: int = 0  # turns that reached their first token
+    increment_tokens: int = 0  # their increments (prompt tokens counted as prefilled)
+    decode_tokens: int = 0  # tokens fed to decoding by every step: generated minus one per turn
+    new_tokens: int = 0
+    attn_useful: int = 0  # (query, key) pairs the turns' tokens need (as the torch engine counts them)
 
 
 class OpenVINOBackend:
@@ -71,6 +94,7 @@ class OpenVINOBackend:
         with tempfile.TemporaryDirectory(prefix="ccl-openvino-") as tmp:
             work = Path(tmp)
             ir = export_ir(gguf_file(spec, work), model, work / "ir")
+            self.flops = FlopModel.of(model, _head_dim(model.config))  # before the torch weights go
             del model
             sc = ovg.SchedulerConfig()
             sc.enable_prefix_caching, sc.dynamic_split_fuse = True, True
@@ -124,11 +148,13 @@ class OpenVINODecoder:
     """Turns are submitted with :meth:`submit`; each :meth:`step` runs one pipeline step and returns the
     turns that ended, as ``(key, GenOut)``. Same interface as the torch engine's ``ContinuousDecoder``."""
 
+    clock = staticmethod(time.perf_counter)  # what times a step (a test sets its own)
+
     def __init__(self, backend: OpenVINOBackend, gen: GenConfig, slots: int):
         self.b, self.gen, self.slots = backend, gen, slots
         self.running: dict[int, _Turn] = {}
         self.pending: list[tuple[_Turn, int]] = []
-        self.counts = {"steps": 0, "prompt_tokens_sent": 0, "increment_tokens": 0, "new_tokens": 0}
+        self.c = Counts()
 
     def submit(self, key: Any, state: BackendState, prompt: str, seed: int, rewind: bool = False) -> None:
         """Queue a turn (``rewind``: when it ends, ``state`` keeps the path of ``prompt`` alone)."""
@@ -152,8 +178,26 @@ class OpenVINODecoder:
             turn.handle.cancel()  # the pipeline drops the request and frees its blocks
         self.running, self.pending = {}, []
 
-    def summary(self) -> dict:
-        return dict(self.counts)
+    def summary(self) -> EngineRecord:
+        """The efficiency record: the torch engine's fields (ccl.records.EngineRecord), from :class:`Counts`.
+        No padding and no free rows are executed (the batch is flat), so the executed counts are the useful
+        ones; the executed FLOPs are unknown and the buffer relayouts do not exist (null)."""
+        c = self.c
+        return engine_record(prefill_s=c.prefill_s, prefill_tokens=c.increment_tokens,
+                             prefill_padded=c.increment_tokens, decode_s=c.decode_s,
+                             decode_tokens=c.decode_step_tokens, decode_rows=c.decode_step_tokens,
+                             gflop_executed=None,
+                             gflop_useful=self.b.flops.gflop(c.increment_tokens + c.decode_tokens,
+                                                             c.turns_prefilled + c.decode_tokens, c.attn_useful),
+                             relayouts=None)
+
+    def details(self) -> dict:
+        """The counts behind :meth:`summary`, for benchmarks (the efficiency record's fields are fixed)."""
+        c = self.c
+        return {"prefill_tokens": c.increment_tokens, "prefill_padding_tokens": 0, "decode_tokens": c.decode_tokens,
+                "steps": c.steps, "prefill_steps": c.prefill_steps, "mixed_steps": c.mixed_steps,
+                "decode_step_tokens": c.decode_step_tokens, "prompt_tokens_sent": c.prompt_tokens_sent,
+                "new_tokens": c.new_tokens}
 
     def _start(self) -> None:
         while self.pending and len(self.running) < self.slots:
@@ -161,15 +205,16 @@ class OpenVINODecoder:
             rid = next(self.b.ids)
             turn.handle = self.b.pipe.add_request(rid, _tensor(turn.path), self.b.config(self.gen, seed))
             self.running[rid] = turn
-            self.counts["prompt_tokens_sent"] += len(turn.path)
-            self.counts["increment_tokens"] += turn.inc
+            self.c.prompt_tokens_sent += len(turn.path)
 
     def step(self) -> list[tuple[Any, GenOut]]:
         self._start()
         if not self.running:
             return []
+        decoding = sum(turn.handle.can_read() for turn in self.running.values())  # turns past their first token
+        t0 = self.clock()
         self.b.pipe.step()
-        self.counts["steps"] += 1
+        self._time(self.clock() - t0, decoding, self.b.pipe.get_metrics().scheduled_requests)
         done = []
         for rid, turn in list(self.running.items()):
             status = turn.handle.get_status()
@@ -196,14 +241,41 @@ class OpenVINODecoder:
         self.running, self.pending = {}, []
         return done
 
+    def _time(self, seconds: float, decoding: int, scheduled: int) -> None:
+        """Count one step of ``seconds``: prefill when it scheduled more requests than were decoding (a prompt
+        chunk ran, perhaps beside decoding), else decoding, one token per scheduled request."""
+        c = self.c
+        c.steps += 1
+        if scheduled > decoding:
+            c.prefill_steps += 1
+            c.mixed_steps += int(decoding > 0)
+            c.prefill_s += seconds
+        else:
+            c.decode_s += seconds
+            c.decode_step_tokens += scheduled
+
     def _finish(self, turn: _Turn, out: list[int]) -> GenOut:
         """The turn's text; the state keeps the path of the prompt and every generated token but the last
         (prefilled with the next turn), or of the prompt alone (``rewind``)."""
         st = turn.state
         st["ids"] = turn.path if turn.rewind else turn.path + out[:-1]
         st["text"] = turn.prompt if turn.rewind else turn.prompt + self.b.tok.decode(out[:-1])
-        self.counts["new_tokens"] += len(out)
+        c = self.c
+        c.new_tokens += len(out)
+        if out:  # the prompt was prefilled; every generated token but the last was fed to decoding
+            n, cached, fed = turn.inc, len(turn.path) - turn.inc, len(out) - 1
+            c.turns_prefilled += 1
+            c.increment_tokens += n
+            c.decode_tokens += fed
+            # as the torch engine counts them: each increment token attends to the cached path and to the
+            # increment up to itself; each fed token to the path before it and itself
+            c.attn_useful += n * cached + n * (n + 1) // 2 + fed * len(turn.path) + fed * (fed + 1) // 2
         return GenOut(self.b.tok.decode(out, skip_special_tokens=True), turn.inc, len(out))
+
+
+def _head_dim(cfg) -> int:
+    text = cfg.get_text_config()
+    return getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
 
 
 def _tensor(ids: list[int]):

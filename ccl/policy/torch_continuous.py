@@ -32,7 +32,8 @@ from typing import Any
 
 import torch
 
-from .base import BackendState, GenConfig, GenOut
+from ..records import EngineRecord
+from .base import BackendState, FlopModel, GenConfig, GenOut, engine_record
 
 
 @dataclass
@@ -149,30 +150,25 @@ class ContinuousDecoder:
             self._decode(go)
         return done
 
-    def summary(self) -> dict:
-        """Speeds and FLOPs for the efficiency record: executed (padding and free slots included)
-        and useful (what the same sequences need one at a time), in GFLOP, estimated as 2 FLOPs
-        per weight per token (logits only where computed) plus 4 per query-key pair per head dim."""
-        c, m = self.c, self.b.model
-        cfg = m.config
-        body = sum(p.numel() for n, p in m.named_parameters()
-                   if p.dim() == 2 and "embed_tokens" not in n and "lm_head" not in n)
-        head = cfg.hidden_size * cfg.vocab_size
-        attn = 4 * cfg.num_attention_heads * self.head_dim * self.layers
+    def summary(self) -> EngineRecord:
+        """The efficiency record (ccl.records.EngineRecord): speeds, padding, slot use, and FLOPs executed
+        (padding and free slots included) and useful (what the same sequences need one at a time)."""
+        c = self.c
+        flops = FlopModel.of(self.b.model, self.head_dim)
+        return engine_record(prefill_s=c.prefill_s, prefill_tokens=c.prefill_useful, prefill_padded=c.prefill_executed,
+                             decode_s=c.decode_s, decode_tokens=c.decode_useful, decode_rows=c.decode_executed,
+                             gflop_executed=flops.gflop(c.prefill_executed + c.decode_executed,
+                                                        c.prefill_rows + c.decode_executed, c.attn_executed),
+                             gflop_useful=flops.gflop(c.prefill_useful + c.decode_useful,
+                                                      c.prefill_rows + c.decode_useful, c.attn_useful),
+                             relayouts=c.relayouts)
 
-        def gflop(tokens: int, logit_rows: int, pairs: int) -> float:
-            return round((2 * body * tokens + 2 * head * logit_rows + attn * pairs) / 1e9, 1)
-
-        return {"prefill_tok_per_s": round(c.prefill_useful / c.prefill_s, 1) if c.prefill_s else None,
-                "decode_tok_per_s": round(c.decode_useful / c.decode_s, 1) if c.decode_s else None,
-                "prefill_s": round(c.prefill_s, 2), "decode_s": round(c.decode_s, 2),
-                "prefill_padding": round(1 - c.prefill_useful / c.prefill_executed, 4) if c.prefill_executed else 0.0,
-                "decode_slot_use": round(c.decode_useful / c.decode_executed, 4) if c.decode_executed else None,
-                "gflop_executed": gflop(c.prefill_executed + c.decode_executed, c.prefill_rows + c.decode_executed,
-                                        c.attn_executed),
-                "gflop_useful": gflop(c.prefill_useful + c.decode_useful, c.prefill_rows + c.decode_useful,
-                                      c.attn_useful),
-                "relayouts": c.relayouts}
+    def details(self) -> dict:
+        """The counts behind :meth:`summary`, for benchmarks (the efficiency record's fields are fixed)."""
+        c = self.c
+        return {"prefill_tokens": c.prefill_useful, "prefill_padding_tokens": c.prefill_executed - c.prefill_useful,
+                "decode_tokens": c.decode_useful, "decode_free_rows": c.decode_executed - c.decode_useful,
+                "prefill_rows": c.prefill_rows}
 
     # ------------------------------------------------------------------ decoding
     def _sample(self, live: list[int]) -> list[int]:

@@ -19,8 +19,11 @@ TRAIN_POOL = "train_pool"  # the split DAgger's rollouts play (ccl.stages.dagger
 FILES = ("pairs.jsonl.gz", "stats.json")
 
 
-def run(data: Path, source: Path, out: Path, keep_unrecoverable: bool = False) -> dict:
-    """Pairs from the iteration folder ``source`` into ``out``; returns the statistics."""
+def run(data: Path, source: Path, out: Path, keep_unrecoverable: bool = False, source_label: str | None = None) -> dict:
+    """Pairs from the iteration folder ``source`` into ``out``; returns the statistics. ``source_label``: how
+    the records name the source (the caller's repository-relative path, so every clone writes the same
+    bytes); default the path as given."""
+    label = str(source) if source_label is None else source_label
     transcripts = read_rows(source / "episodes.jsonl.gz", "dagger_rollout")
     visits = read_rows(source / "visits.jsonl.gz", "dagger_rollout")
     if visits and "student_passes" not in visits[0]:
@@ -38,16 +41,7 @@ def run(data: Path, source: Path, out: Path, keep_unrecoverable: bool = False) -
         mine = sorted(by_task.get(task_id, []), key=lambda v: v["turn"])
         pairs += episode_pairs(tasks[task_id], row["record"]["messages"], mine, keep_unrecoverable)
     write_jsonl(out / "pairs.jsonl.gz", pairs)
-    stats = {**pair_stats(pairs, visits), "source": shown(source), "keep_unrecoverable": keep_unrecoverable}
+    stats = {**pair_stats(pairs, visits), "source": label, "keep_unrecoverable": keep_unrecoverable}
     write_json(out / "stats.json", stats)
-    write_manifest(out, [out / f for f in FILES], {"stage": "dpo_pairs", "source": shown(source)})
+    write_manifest(out, [out / f for f in FILES], {"stage": "dpo_pairs", "source": label})
     return stats
-
-
-def shown(path: Path) -> str:
-    """``path`` relative to the working directory when it lies inside it (DVC runs stages from the
-    repository root), so the record is the same bytes in every clone; else the path as given."""
-    try:
-        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return str(path)
