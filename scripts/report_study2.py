@@ -1,10 +1,12 @@
 """Stage report of study 2: its page from its artifacts (``ccl/report/study2.py``), into the results and the site.
 
     python -m scripts.report_study2            # results/study2/report.md, report.html; web/study2/index.html
-    python -m scripts.report_study2 --check    # the written page against a fresh build and the pre-registration's promises
+    python -m scripts.report_study2 --check    # the written page against a fresh build and the pre-registration's promises;
+                                               # the brief's conclusion sentences against results/study2/summary.json
 
 The site's copy lives in web/study2/ (the first study's site, web/public, is stage export_web's output). The
-README's study-2 block (between its study2-brief markers) is rewritten from the same artifacts.
+README's study-2 block (between its study2-brief markers) is rewritten from the same artifacts: the run, the
+answer to the title question, one conclusion per pre-registered question and per contrast of secondary B.
 """
 from __future__ import annotations
 

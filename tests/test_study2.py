@@ -118,8 +118,10 @@ def test_the_page_keeps_its_promises_and_names_each_broken_one(tmp_path):
     broken = built.replace(page.sha256_file(root / "docs" / "preregistration-2.md"), "?")
     broken = broken.replace("Deviation: stage X", "stage X").replace("primary: L1", "primary: other")
     broken = broken.replace("| train@C_s0 | 9 min 55 s |", "| train@C_s0 | 9 min |")
+    broken = broken.replace(page.unadjusted_sentence({"alpha": 0.05}), "")
     problems = page.promises(root, broken)
     assert any("stage-time table lacks 1 of its 3 rows" in p for p in problems)
+    assert any("intervals are unadjusted" in p for p in problems)
     assert any("SHA-256" in p for p in problems)
     assert any("deviation" in p for p in problems)
     assert any("'primary: L1' appears 0 times" in p for p in problems)
@@ -249,3 +251,79 @@ def test_the_two_pipelines_share_only_the_first_studys_data_stages():
     assert not {(s.name, d.name) for s in first for d in nx.descendants(graph, s) if d.path_in_repo != "dvc.yaml"}
     upstream = {d.name for s in second for d in nx.descendants(graph, s) if d.path_in_repo == "dvc.yaml"}
     assert upstream == {"build_datasets", "val_baseline"}
+
+
+def test_an_attempt_stopped_before_the_run_is_said_beside_it_and_ran_once_is_not(tmp_path):
+    stopped = {"deviation": "attempt 1 was stopped by hand", "attempt": "experiments/s2_attempt_1",
+               "stopped": "by hand during train@C_s0, before any evaluation"}
+    root = _root(tmp_path, TIMES, [stopped, "stage X was rerun after a fix"])
+    built = page.build(root)
+    assert "ran once" not in built.brief
+    assert ("Its one complete run took 155 min 0 s on 2-core test, install included (exceeding the 150-minute "
+            "budget); a first attempt (`experiments/s2_attempt_1`) was stopped by hand during train@C_s0, before any "
+            "evaluation (see the deviations).") in built.brief
+    assert "study 2's one complete run" in built.markdown and "Deviation: attempt 1 was stopped by hand" in built.markdown
+    assert page.promises(root, built.markdown) == []
+    (root / "study2" / "deviations.yaml").write_text(yaml.safe_dump([{"deviation": "x", "attempt": "y"}]))
+    with pytest.raises(page.InputError, match="'attempt' and 'stopped'"):
+        page.build(root)
+
+
+# study 2's primary family as the summary holds it (rounded here; the check reads the words back against it)
+FAMILY = {"role": "primary", "label": "primary: L1", "family_size": 3, "complete": True, "rows": [
+    {"contrast": "C_dagger_vs_C", "a": "C_dagger", "vs": "C", "diff": -2.7778, "low": -6.9444, "high": 1.3889,
+     "p_holm": 0.311416, "significant": False},
+    {"contrast": "C_grpo_sparse_vs_C", "a": "C_grpo_sparse", "vs": "C", "diff": -23.3333, "low": -28.0556,
+     "high": -18.6111, "p_holm": 3.54e-21, "significant": True},
+    {"contrast": "C_grpo_dense_vs_C_grpo_sparse", "a": "C_grpo_dense", "vs": "C_grpo_sparse", "diff": 16.6667,
+     "low": 12.5, "high": 20.8333, "p_holm": 0.0123, "significant": True}]}
+
+
+def _conclusion_problems(text: str) -> list[str]:
+    return page.conclusion_problems(text, {"primary": FAMILY}, [c.name for c in STUDY2_CONTRASTS], 0.05,
+                                    page.ARM_NAMES)
+
+
+def test_each_conclusion_says_what_was_detected_and_matches_its_numbers():
+    text = "".join(f"- {s}\n" for s in page.conclusions(FAMILY))
+    assert text == (
+        "- DAgger was not detected to beat C (`C_dagger_vs_C`, primary): -2.8 points [-6.9, +1.4], Holm p 0.3114.\n"
+        "- GRPO sparse was detected to be worse than C (`C_grpo_sparse_vs_C`, primary): -23.3 points [-28.1, -18.6], "
+        "Holm p < 0.000001.\n"
+        "- GRPO dense was detected to beat GRPO sparse (`C_grpo_dense_vs_C_grpo_sparse`, primary): +16.7 points "
+        "[+12.5, +20.8], Holm p 0.0123.\n")
+    assert _conclusion_problems(text) == []
+    dagger, sparse, dense = (f"{c.name} (primary)" for c in STUDY2_CONTRASTS)
+    tampered = [  # (the text, its tampered version, what the check must say, naming the contrast)
+        ("-2.8 points [-6.9", "+2.8 points [-6.9", f"{dagger} gives diff +2.8"),
+        ("DAgger was not detected", "DAgger was detected", f"{dagger} says detected"),
+        ("GRPO sparse was detected to be worse than", "GRPO sparse was detected to beat",
+         f"{sparse} says GRPO sparse was detected to beat"),
+        ("GRPO dense was detected", "GRPO dense was not detected", f"{dense} says not detected"),
+        ("Holm p 0.0123", "Holm p 0.123", f"{dense} gives Holm p 0.123"),
+        ("beat C (`C_dagger", "beat GRPO dense (`C_dagger", f"{dagger} compares 'DAgger' with 'GRPO dense'"),
+        ("- GRPO dense was detected to beat", "- GRPO dense beat", f"0 conclusion sentences on {dense}"),
+    ]
+    for old, new, said in tampered:
+        problems = _conclusion_problems(text.replace(old, new))
+        assert any(said in p for p in problems), (old, problems)
+
+
+def test_a_tampered_readme_brief_fails_the_check_naming_the_contrast(tmp_path):
+    """The repository's study 2: its README block passes; a flipped sign or a "detected" for a contrast Holm
+    did not reject fails, and the message names the contrast (beside the block's difference from a build)."""
+    block = page.blocks((ROOT / "README.md").read_text(encoding="utf-8"))[page.README_BLOCK]
+    readme = tmp_path / "README.md"
+    written = ROOT / "results" / "study2" / "report.md"
+
+    def check(body: str) -> list[str]:
+        readme.write_text(f"<!-- BEGIN:{page.README_BLOCK} -->\n{body}<!-- END:{page.README_BLOCK} -->\n")
+        return page.check(ROOT, written, readme)
+
+    assert check(block) == []
+    flipped = block.replace("(`C_grpo_sparse_vs_C`, secondary B): -23.3", "(`C_grpo_sparse_vs_C`, secondary B): +23.3")
+    detected = block.replace("DAgger was not detected to beat C (`C_dagger_vs_C`, primary)",
+                             "DAgger was detected to beat C (`C_dagger_vs_C`, primary)")
+    assert flipped != block and detected != block
+    assert any("C_grpo_sparse_vs_C (secondary B) gives diff +23.3" in p for p in check(flipped))
+    assert any("C_dagger_vs_C (primary) says detected" in p for p in check(detected))

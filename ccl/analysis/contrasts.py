@@ -50,13 +50,13 @@ def paired(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, progress: Prog
         res = paired_difference(xa, xb, n_resamples=cfg.n_resamples, n_flips=cfg.n_flips, alpha=cfg.alpha,
                                 seed=cell_seed(cfg.seed, "paired", name, split))
         rows.append({"comparison": name, "a": a, "b": b, "split": split, "diff": _pct(res.diff),
-                     "low": _pct(res.low), "high": _pct(res.high), "p": round(res.p, 6), "n": res.n_tasks,
+                     "low": _pct(res.low), "high": _pct(res.high), "p": float(res.p), "n": res.n_tasks,
                      "n_nonzero": res.n_nonzero, "seeds_a": configs[a].seeds, "seeds_b": configs[b].seeds})
         raw_p.append(res.p)
         progress(1)
     adjusted = holm(raw_p) if rows else np.zeros(0)
     for row, p_holm in zip(rows, adjusted):
-        row["p_holm"] = round(float(p_holm), 6)
+        row["p_holm"] = float(p_holm)
         row["significant"] = bool(p_holm <= cfg.alpha)
     return {"columns": ["comparison", "split", "diff", "low", "high", "p", "p_holm", "significant", "n",
                         "n_nonzero", "a", "b", "seeds_a", "seeds_b"],
@@ -82,9 +82,11 @@ def _component(xa: np.ndarray, xb: np.ndarray, cfg: AnalyzeConfig, seed: int) ->
     """
     d = xa.mean(axis=0) - xb.mean(axis=0)
     ci = task_bootstrap(d, n_resamples=cfg.n_resamples, alpha=cfg.alpha, seed=seed)
+    # stored unrounded, as every p-value and Holm value of the summaries: rounded to 6 decimals, an exact
+    # p of 2.7e-20 read 0, and Holm recomputed from the stored p-values missed the stored Holm values
     p = sign_flip_lattice(d, math.lcm(xa.shape[0], xb.shape[0]))
     return {"b_success": _pct(float(xb.mean())), "diff": _pct(ci.mean), "low": _pct(ci.low), "high": _pct(ci.high),
-            "p": round(p, 6), "n": int(d.size), "n_nonzero": int(np.count_nonzero(d)),
+            "p": p, "n": int(d.size), "n_nonzero": int(np.count_nonzero(d)),
             "a_wins": int((d > 0).sum()), "b_wins": int((d < 0).sum()),
             # per seed pair, the share of tasks b solves and a does not (the power analysis's q)
             "reverse_share": round(float((xb.mean(axis=0) * (1 - xa.mean(axis=0))).mean()), 6)}
@@ -130,7 +132,7 @@ def contrast_family(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, contr
     missing = len(contrasts) - len(rows)
     adjusted = holm([r["p"] for r in rows] + [1.0] * missing)
     for row, p_holm in zip(rows, adjusted):
-        row["p_holm"] = round(float(p_holm), 6)
+        row["p_holm"] = float(p_holm)
         row["significant"] = bool(p_holm <= cfg.alpha)
     return {"rows": rows, "family_size": len(contrasts), "complete": missing == 0}
 

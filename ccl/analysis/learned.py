@@ -37,7 +37,7 @@ def learned(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> dict:
                          "a_success": _pct(float(xa.mean())), **part,
                          "seeds_a": configs[a].seeds, "seeds_b": configs[b].seeds})
         for row, p in zip(mine, holm([r["p"] for r in mine]) if mine else []):
-            row["p_holm"] = round(float(p), 6)
+            row["p_holm"] = float(p)
             row["significant"] = bool(p <= cfg.alpha)
         rows += mine
     return {"columns": ["comparison", "ruler", "a_success", "b_success", "diff", "low", "high", "p", "p_holm",

@@ -209,11 +209,11 @@ def replay_paired(configs: Mapping[str, ReplayConfig], cfg: AnalyzeConfig) -> di
         res = cluster_paired_difference(ca.num, cb.num, ca.den, cfg.n_resamples, cfg.n_flips, cfg.alpha,
                                         cell_seed(cfg.seed, "replay_paired", name, POOLED))
         rows.append({"comparison": name, "a": a, "b": b, "diff": _pct(res.diff), "low": _pct(res.low),
-                     "high": _pct(res.high), "p": round(res.p, 6), "n": res.n_tasks, "n_nonzero": res.n_nonzero,
+                     "high": _pct(res.high), "p": float(res.p), "n": res.n_tasks, "n_nonzero": res.n_nonzero,
                      "decisions": int(ca.den.sum())})
         raw.append(res.p)
     for row, p in zip(rows, holm(raw) if rows else []):
-        row["p_holm"] = round(float(p), 6)
+        row["p_holm"] = float(p)
         row["significant"] = bool(p <= cfg.alpha)
     return {"columns": ["comparison", "diff", "low", "high", "p", "p_holm", "significant", "n", "n_nonzero",
                         "decisions", "a", "b"],
@@ -333,7 +333,7 @@ def _correlation(split: str, x_num: list, den: np.ndarray | None, y_num: list, y
     return {"pearson": _rounded(ci.mean), "low": _rounded(ci.low), "high": _rounded(ci.high),
             "dropped_resamples": ci.dropped,
             "spearman": None if rho is None else round(rho, 4),
-            "spearman_p": None if rho is None else round(rho_p, 6),
+            "spearman_p": None if rho is None else float(rho_p),
             "pearson_writeup": None if pw is None else round(float(pw), 4), "predicts": predicts}
 
 

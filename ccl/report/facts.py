@@ -19,6 +19,7 @@ from .artifacts import (
     Missing,
 )
 from .external import bfcl_facts
+from .families import p_relation
 from .learning import learning_facts
 from .run_time import run_time_facts
 
@@ -92,7 +93,7 @@ def _contrast_fact(r: dict, mde: float | None = None) -> dict[str, Any]:
     return {"contrast": r["contrast"], "a": r["a"], "vs": r["vs"], "significant": r["significant"],
             "observed_q": " / ".join(f"{100 * c['reverse_share']:.1f}%" for c in r["components"]),
             "text": (f"{r['a']} − {r['vs']} = {r['diff']:+.1f} points [{r['low']:+.1f}, {r['high']:+.1f}], "
-                     f"{test} = {r['p_holm']:.4f}"
+                     f"{test} {p_relation(r['p_holm'])}"
                      + ("" if mde is None else f" (pre-registered MDE {100 * mde:.1f} points)"))}
 
 
@@ -139,6 +140,7 @@ def _ruler_change(s: dict) -> dict[str, Any] | None:
 
 def teacher_facts(s: dict) -> dict[str, Any]:
     return {"model": s["teacher"]["model"], "offered": s["tasks_offered"], "accepted": s["accepted_episodes"],
+            "ruler": s.get("ruler", "ruler2"),  # summaries written before the ruler was a parameter used ruler 2
             "rulers": _ruler_change(s),
             "accepted_writeup": s["accepted_tasks_writeup"],
             "share": round(100 * s["accepted_share_of_tasks"], 1),

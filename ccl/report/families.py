@@ -17,6 +17,9 @@ analyses") fixes them and the analysis computes them:
   and descriptive, and Holm-corrected within its own family; neither "exploratory and uncorrected"
   nor a pre-registered test family;
 - exploratory: success by family, depth and fault injection, and serving, with no correction.
+
+Every page prints a family's p-values with ``p_text``: the summaries store them exact and unrounded, and
+one too small for the digits shown is a bound ("< 0.0001"), never "0.0000".
 """
 from __future__ import annotations
 
@@ -55,3 +58,19 @@ def replay_paired_note(n_flips: int, n_tests: int) -> str:
             f"({n_flips} flips; smallest attainable p = {1 / (1 + n_flips):.6f}); p_holm: Holm over these {n_tests} "
             f"tests only, the replay family ({LABELS['replay']}; the oracle's comparison is left out, as it made "
             "the golden set). Training-seed variance is not in these intervals. * = significant after Holm.")
+
+
+P_COLUMNS = ("p", "p_holm")  # the p-value columns of a summary's tables
+
+
+def p_text(p: float, decimals: int = 4) -> str:
+    """A p-value with ``decimals`` decimals, or the bound "< 0.0001" when it is too small to show: an exact
+    p is never 0, and "0.0000" would read as one."""
+    floor = 10.0 ** -decimals
+    return f"< {floor:.{decimals}f}" if p < floor else f"{p:.{decimals}f}"
+
+
+def p_relation(p: float, decimals: int = 4) -> str:
+    """``p_text`` for prose after "p": "= 0.0232", or "< 0.0001" (never "= < 0.0001")."""
+    text = p_text(p, decimals)
+    return text if text.startswith("<") else f"= {text}"

@@ -22,6 +22,7 @@ from .artifacts import (
     Missing,
 )
 from .external import external_tables
+from .families import p_relation
 from .run_time import run_time_table
 from .tables import Table, all_tables, composition, missing_table, summary_table
 
@@ -222,7 +223,7 @@ def learning_facts(art: Artifacts) -> dict[str, Any]:
     return {
         "arms": [a for a in LEARNED if a in vs_c],
         "vs_c": {a: {"a": round(r["a_success"], 1), "c": round(r["b_success"], 1), "diff": round(r["diff"], 1),
-                     "low": round(r["low"], 1), "high": round(r["high"], 1), "p_holm": round(r["p_holm"], 3),
+                     "low": round(r["low"], 1), "high": round(r["high"], 1), "p_holm": p_relation(r["p_holm"], 3),
                      "n": r["n"], "seeds_a": r["seeds_a"], "seeds_c": r["seeds_b"]} for a, r in vs_c.items()},
         "significant_vs_c": sum(r["significant"] for r in vs_c.values()),
         "coverage": None if isinstance(cov, Missing) else cov["all"],

@@ -9,12 +9,16 @@ pages); each returns a list of problems, empty when the promise is kept, so a st
 - ``attempt_problems(text, attempts)``: the limitations name every attempt that stopped (its folder
   and the stage it stopped at) and the run the published numbers come from;
 - ``family_label_problems(text, families)``: every family's label appears, and a sentence that names a
-  family and says how it is labelled or corrected carries that family's label and no other.
+  family and says how it is labelled or corrected carries that family's label and no other;
+- ``conclusion_problems(text, families, contrasts, alpha, names)``: one conclusion sentence per contrast of
+  each family, whose "detected" or "not detected", direction, estimate, interval and Holm p agree with the
+  summary's row (read back from the words and numbers, not compared with a rendering).
 """
 from __future__ import annotations
 
 import html as html_lib
 import re
+from decimal import Decimal
 from typing import Any, Mapping, Sequence
 
 from .families import Family
@@ -174,3 +178,87 @@ def family_label_problems(text: str, families: Mapping[str, Family | str], where
     for s, named in _sentences(text, fams):
         problems += _sentence_problems(s, named, fams, where)
     return list(dict.fromkeys(problems))
+
+
+# ------------------------------------------------------------------ conclusions: one sentence per contrast
+# "<a> was [not ]detected to beat|be worse than <b> (`<contrast>`, <family>): <diff> points [<low>, <high>],
+# Holm p <p>." (study 2's brief and page write them; ccl/report/study2.py ``conclusion``); a contrast not
+# computed: "<a> against <b> (`<contrast>`, <family>): not computed ..."
+CONCLUSION = re.compile(
+    r"(?<![\w-])(?P<a>\w[^.:;()`|\[\]]*?) was (?P<neg>not )?detected to (?P<verb>beat|be worse than) "
+    r"(?P<b>[^.:;()`|\[\]]+?) "
+    r"\(`(?P<contrast>[\w-]+)`, (?P<family>[\w ]+)\): (?P<diff>[+-]?\d+(?:\.\d+)?) points "
+    r"\[(?P<low>[+-]?\d+(?:\.\d+)?), (?P<high>[+-]?\d+(?:\.\d+)?)\], "
+    r"Holm p (?P<p>< ?\d+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[+-]?\d+)?)")
+NOT_COMPUTED = re.compile(r"\(`(?P<contrast>[\w-]+)`, (?P<family>[\w ]+)\): not computed\b")
+
+
+def _printed_half_unit(number: str) -> float:
+    """Half a unit in the last digit ``number`` prints: how far the value it stands for may lie from it."""
+    return 0.5 * 10.0 ** Decimal(number).as_tuple().exponent
+
+
+def _matches(printed: str, value: float) -> bool:
+    return abs(float(printed) - value) <= _printed_half_unit(printed) * (1 + 1e-9)
+
+
+def _p_matches(printed: str, p: float) -> bool:
+    """A printed p against the summary's: a bound ("< 0.000001") holds, a number rounds to it."""
+    if printed.startswith("<"):
+        return p < float(printed.lstrip("< "))
+    return _matches(printed, p)
+
+
+def _conclusion_row_problems(m: re.Match, row: Mapping[str, Any], alpha: float, names: Mapping[str, str],
+                             where: str) -> list[str]:
+    """One sentence ``m`` against its contrast's summary row."""
+    c, fam = m["contrast"], m["family"]
+    tag = f"{where}: the conclusion on {c} ({fam})"
+    detected = row["p_holm"] <= alpha  # recomputed here, not the row's own flag: the check is on the numbers
+    problems = []
+    if not m["neg"] and not detected:
+        problems.append(f"{tag} says detected, but its Holm p {row['p_holm']:.4g} exceeds alpha {alpha}")
+    if m["neg"] and detected:
+        problems.append(f"{tag} says not detected, but its Holm p {row['p_holm']:.4g} is at most alpha {alpha}")
+    if not m["neg"] and detected and (m["verb"] == "beat") != (row["diff"] > 0):
+        problems.append(f"{tag} says {m['a']} was detected to {m['verb']} {m['b']}, but the difference is "
+                        f"{row['diff']:+.1f} points")
+    want_a, want_b = names.get(row["a"], row["a"]), names.get(row["vs"], row["vs"])
+    if (m["a"], m["b"]) != (want_a, want_b):
+        problems.append(f"{tag} compares {m['a']!r} with {m['b']!r}, not {want_a!r} with {want_b!r}")
+    for key in ("diff", "low", "high"):
+        if not _matches(m[key], row[key]):
+            problems.append(f"{tag} gives {key} {m[key]}, the summary {row[key]:+.4f}")
+    if not _p_matches(m["p"], row["p_holm"]):
+        problems.append(f"{tag} gives Holm p {m['p']}, the summary {row['p_holm']:.4g}")
+    return problems
+
+
+def conclusion_problems(text: str, families: Mapping[str, Mapping[str, Any]], contrasts: Sequence[str],
+                        alpha: float, names: Mapping[str, str] | None = None, where: str = "brief") -> list[str]:
+    """``families``: family (as the sentences name it, e.g. "primary") -> the summary's family, whose ``rows``
+    hold each computed contrast (``contrast``, ``a``, ``vs``, ``diff``, ``low``, ``high``, ``p_holm``);
+    ``names``: configuration -> its name in the sentences. Each contrast of each family has exactly one
+    conclusion in ``text`` and it agrees with its row: "detected" exactly when Holm p <= ``alpha``, a detected
+    difference in its direction ("beat" above 0, "be worse than" below), the estimate, interval and Holm p as
+    the row's rounded to the digits printed; a contrast without a row is said to be not computed."""
+    names, flat = names or {}, _squash(text)
+    said = [(m, m["contrast"], m["family"]) for m in CONCLUSION.finditer(flat)]
+    absent = [(None, m["contrast"], m["family"]) for m in NOT_COMPUTED.finditer(flat)]
+    problems = [f"{where}: a conclusion names {c} ({fam}), which is not a contrast of that family"
+                for _, c, fam in said + absent if fam not in families or c not in contrasts]
+    for fam, family in families.items():
+        rows = {r["contrast"]: r for r in family["rows"]}
+        for c in contrasts:
+            found = [m for m, mc, mf in said + absent if (mc, mf) == (c, fam)]
+            if len(found) != 1:
+                problems.append(f"{where}: {len(found)} conclusion sentences on {c} ({fam}), not one")
+            elif c not in rows:
+                if found[0] is not None:
+                    problems.append(f"{where}: the conclusion on {c} ({fam}) gives numbers, but the summary has no "
+                                    "row for it (not computed)")
+            elif found[0] is None:
+                problems.append(f"{where}: the conclusion on {c} ({fam}) says not computed, but the summary has it")
+            else:
+                problems += _conclusion_row_problems(found[0], rows[c], alpha, names, where)
+    return problems

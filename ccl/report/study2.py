@@ -3,22 +3,25 @@
 Everything on the page is read from study 2's artifacts: the analysis (``results/study2/summary.json``), the
 power analysis, the run's stage times (``results/study2/stage_times.json``, which ``scripts/timed_repro.sh``
 writes after the run), the fresh pool's audit, the adapters' summaries and the deviations the run recorded
-(``study2/deviations.yaml``). ``check`` holds the written page to the pre-registration's promises.
+(``study2/deviations.yaml``). ``check`` holds the written page to the pre-registration's promises, and the
+conclusion sentences of the page and of the README's brief (one per contrast: detected or not, its direction,
+estimate, interval and Holm p) to the summary's numbers.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from ..artifacts.jsonio import atomic_write_bytes, read_json, read_jsonl, sha256_file
 from ..errors import InputError
-from ..vocabulary import RULER2, STUDY2_CONTRASTS
+from ..vocabulary import C, C_DAGGER, C_GRPO_DENSE, C_GRPO_SPARSE, RULER2, STUDY2_CONTRASTS, Contrast
 from . import artifacts as A
 from .page import html_page
-from .promises import stage_time_problems
+from .promises import conclusion_problems, stage_time_problems
 from .render import TEMPLATES, blocks, markdown_to_html, with_block
 from .run_time import budget_sentence, exceeds, minutes, time_rows
 
@@ -34,6 +37,11 @@ SAMPLES_SHOWN = 4  # GRPO's last-step samples the page prints per arm (all of th
 
 
 README_BLOCK = "study2-brief"  # the README's block of study 2's results in brief, rewritten by each build
+# The configurations as the conclusions name them in prose (each sentence also names its contrast in code).
+ARM_NAMES = {C: C, C_DAGGER: "DAgger", C_GRPO_SPARSE: "GRPO sparse", C_GRPO_DENSE: "GRPO dense"}
+# The families the README's brief concludes on: the pre-registered questions (primary) and the stricter
+# reading that fails repeats of answered calls (secondary B), which changes GRPO sparse's picture.
+BRIEF_ROLES = ("primary", "secondary B")
 
 
 @dataclass(frozen=True)
@@ -56,8 +64,48 @@ def _pct(cell: dict | None) -> str:
 
 
 def _p(p: float) -> str:
-    """An exact p as the summary rounds it (6 decimals): below that, a bound rather than a zero."""
+    """A p-value to 4 significant digits, or the bound "< 0.000001" below it (the summary stores it exact)."""
     return "< 0.000001" if p < 1e-6 else f"{p:.4g}"
+
+
+def unadjusted_sentence(summary: dict) -> str:
+    """What the intervals are: the page and the brief both say it (``promises`` checks the page)."""
+    return (f"The {100 * (1 - summary['alpha']):.0f}% intervals are unadjusted: only the p-values are "
+            "Holm-adjusted, within each family.")
+
+
+def _name(config: str) -> str:
+    return ARM_NAMES.get(config, config)
+
+
+def conclusion(contrast: Contrast, row: dict | None, role: str) -> str:
+    """One contrast's answer in one family: detected or not (Holm p against alpha, the row's ``significant``),
+    the direction of a detected difference, the estimate, its unadjusted interval and Holm p.
+    ``promises.conclusion_problems`` reads the sentence back against the summary."""
+    tag = f"(`{contrast.name}`, {role})"
+    if row is None:
+        return (f"{_name(contrast.a)} against {' and '.join(map(_name, contrast.comparators))} {tag}: not computed "
+                "(it enters Holm with p = 1).")
+    if not row["significant"]:
+        verdict = "was not detected to beat"
+    else:
+        verdict = "was detected to beat" if row["diff"] > 0 else "was detected to be worse than"
+    return (f"{_name(row['a'])} {verdict} {_name(row['vs'])} {tag}: {row['diff']:+.1f} points "
+            f"[{row['low']:+.1f}, {row['high']:+.1f}], Holm p {_p(row['p_holm'])}.")
+
+
+def conclusions(family: dict) -> list[str]:
+    """The family's conclusions, one per contrast of ``STUDY2_CONTRASTS``, in the pre-registration's order."""
+    rows = {r["contrast"]: r for r in family["rows"]}
+    return [conclusion(c, rows.get(c.name), family["role"]) for c in STUDY2_CONTRASTS]
+
+
+def family_of(summary: dict, role: str) -> tuple[str, dict]:
+    """(outcome key, family) of the family with ``role``."""
+    found = [(o, f) for o, f in summary["families"].items() if f["role"] == role]
+    if not found:
+        raise InputError(f"{SUMMARY}: no {role} family; rerun study 2's analyze stage")
+    return found[0]
 
 
 def family_table(family: dict, power: dict) -> str:
@@ -178,17 +226,45 @@ def grpo_last_step(root: Path) -> tuple[str, str]:
                      samples))
 
 
-def deviations(root: Path) -> list[str]:
-    """The deviations the run recorded, one sentence each (``study2/deviations.yaml``: a list)."""
+@dataclass(frozen=True)
+class Attempt:
+    """An attempt of the run that was stopped before the complete one: its folder and when it stopped."""
+    folder: str
+    stopped: str
+
+
+def _deviation(item: Any) -> bool:
+    """A sentence, or a mapping with its sentence under ``deviation`` and, for an attempt that was stopped,
+    that attempt's folder (``attempt``) and when it stopped (``stopped``), both or neither."""
+    if isinstance(item, str):
+        return True
+    if not isinstance(item, dict) or not isinstance(item.get("deviation"), str):
+        return False
+    extra = set(item) - {"deviation"}
+    return extra in (set(), {"attempt", "stopped"}) and all(isinstance(item[k], str) for k in extra)
+
+
+def _deviation_items(root: Path) -> list:
     path = root / DEVIATIONS
     items = yaml.safe_load(path.read_text()) if path.is_file() else []
-    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-        raise InputError(f"{path}: expected a list of sentences, got {items!r}")
+    if not isinstance(items, list) or not all(_deviation(i) for i in items):
+        raise InputError(f"{path}: expected a list of sentences, or of mappings with the sentence under 'deviation' "
+                         f"(and 'attempt' and 'stopped' for an attempt that was stopped), got {items!r}")
     return items
 
 
-def facts(root: Path, summary: dict, times: dict) -> dict:
-    power = read_json(root / POWER)
+def deviations(root: Path) -> list[str]:
+    """The deviations the run recorded, one sentence each (``study2/deviations.yaml``: a list)."""
+    return [i if isinstance(i, str) else i["deviation"] for i in _deviation_items(root)]
+
+
+def attempts(root: Path) -> list[Attempt]:
+    """The attempts stopped before the complete run, in the order the deviations list them."""
+    items = _deviation_items(root)
+    return [Attempt(i["attempt"], i["stopped"]) for i in items if isinstance(i, dict) and "attempt" in i]
+
+
+def facts(root: Path, summary: dict, times: dict, power: dict) -> dict:
     audit = read_json(root / POOL_AUDIT)
     tables = {f["role"]: family_table(f, power) for f in summary["families"].values()}
     monitors, samples = grpo_last_step(root)
@@ -205,35 +281,118 @@ def facts(root: Path, summary: dict, times: dict) -> dict:
                        "curve": curve_table(power), "task_families": task_family_table(summary),
                        "dagger": dagger_table(root), "grpo_monitors": monitors, "grpo_samples": samples},
             "oracle": oracle_sentence(summary["oracle"]), "times": times_text(times),
-            "deviations": deviations(root), "configs": sorted(summary["configs"])}
+            "deviations": deviations(root), "configs": sorted(summary["configs"]),
+            "the_run": the_run(attempts(root)), "unadjusted": unadjusted_sentence(summary),
+            "conclusions": {f["role"]: conclusions(f) for f in summary["families"].values()}}
 
 
-def brief(summary: dict, times: dict) -> str:
-    """Study 2 in brief for the README: the run, success per configuration, the primary family."""
-    primary = next(f for f in summary["families"].values() if f["role"] == "primary")
+def attempts_clause(stopped: list[Attempt]) -> str:
+    """The attempts stopped before the complete run, in words; empty when there were none."""
+    if not stopped:
+        return ""
+    if len(stopped) == 1:
+        return f"a first attempt (`{stopped[0].folder}`) was stopped {stopped[0].stopped} (see the deviations)"
+    each = "; ".join(f"`{a.folder}` {a.stopped}" for a in stopped)
+    return f"{len(stopped)} earlier attempts were stopped ({each}; see the deviations)"
+
+
+def the_run(stopped: list[Attempt]) -> str:
+    """The run the page's numbers come from, as its first sentence names it."""
+    if not stopped:
+        return "one run"
+    which = "attempt stopped before it is" if len(stopped) == 1 else "attempts stopped before it are"
+    return f"one complete run (the {which} listed under the limitations)"
+
+
+def run_sentence(times: dict, stopped: list[Attempt]) -> str:
+    """The run's time against the budget, and the attempts stopped before it: "ran once" only when there
+    were none."""
+    tried = attempts_clause(stopped)
+    if not recorded(times):
+        return f" {tried[0].upper()}{tried[1:]}." if tried else ""
+    verdict = "exceeding" if exceeds(times, BUDGET_MINUTES) else "within"
+    budget = f"install included ({verdict} the {BUDGET_MINUTES}-minute budget)"
+    if not tried:
+        return f" It ran once on {times['machine']} in {minutes(times['total_s'])}, {budget}."
+    return f" Its one complete run took {minutes(times['total_s'])} on {times['machine']}, {budget}; {tried}."
+
+
+def _names(configs: list[str]) -> tuple[str, str]:
+    """The configurations joined for prose, and the verb that agrees with them."""
+    return " and ".join(map(_name, configs)), "was" if len(configs) == 1 else "were"
+
+
+def title_answer(primary: dict, power: dict) -> str:
+    """The title question answered from the primary family: which learning arms were detected to beat
+    imitation (C) or to be worse than it, and the differences the design could miss."""
+    vs_c = [r for r in primary["rows"] if r["vs"] == C]
+    if not vs_c:
+        return "The title question is not answered: no contrast against imitation (C) was computed."
+    beat = [r["a"] for r in vs_c if r["significant"] and r["diff"] > 0]
+    worse = [r["a"] for r in vs_c if r["significant"] and r["diff"] < 0]
+    answer = "{} {} detected to beat imitation (C)".format(*_names(beat)) if beat else \
+        "no learning arm was detected to beat imitation (C)"
+    if worse:
+        answer += ", and {} {} detected to be worse than it".format(*_names(worse))
+    mdes = sorted({100 * r["mde"] for r in power["contrasts"] if r["mde"] is not None})
+    missed = ""
+    if mdes and len(beat) + len(worse) < len(vs_c):
+        span = f"{mdes[0]:.1f}" if len(mdes) == 1 else f"{mdes[0]:.1f}-{mdes[-1]:.1f}"
+        missed = (f"; a true difference below {span} points (the pre-registered MDE: "
+                  f"{100 * power['power']:.0f}% power after Holm) could go undetected, so \"not detected\" is not "
+                  "\"no difference\"")
+    return f"The answer on the primary outcome: {answer}{missed}."
+
+
+def repeats_sentence(summary: dict) -> str:
+    """Secondary B's outcome against the primary's, pooled, per configuration."""
+    first, _ = family_of(summary, "primary")
+    strict, family = family_of(summary, "secondary B")
+    pooled = [r for r in summary["success"] if r["split"] == "all"]
+    if not pooled:
+        return f"Secondary B ({family['label']}): no configuration was evaluated."
+    moves = ", ".join(f"{r[first]['mean']:.1f}% to {r[strict]['mean']:.1f}% for {_name(r['config'])}" for r in pooled)
+    return (f"Secondary B ({family['label']}): counting as failures the episodes that repeat an answered call, "
+            f"pooled ruler-2 strict success goes from {moves}.")
+
+
+def _bullets(sentences: list[str]) -> str:
+    return "".join(f"- {s}\n" for s in sentences)
+
+
+def brief(summary: dict, times: dict, power: dict, stopped: list[Attempt]) -> str:
+    """Study 2 in brief for the README: the run, success per configuration, the answer to the title question,
+    one conclusion per pre-registered question and per contrast of secondary B."""
+    _, primary = family_of(summary, "primary")
+    _, repeats = family_of(summary, "secondary B")
     pooled = {r["config"]: r for r in summary["success"] if r["split"] == "all"}
-    run = ""
-    if recorded(times):
-        verdict = "exceeding" if exceeds(times, BUDGET_MINUTES) else "within"
-        run = (f" It ran once on {times['machine']} in {minutes(times['total_s'])}, install included ({verdict} "
-               f"the {BUDGET_MINUTES}-minute budget).")
     tasks = next(iter(pooled.values()))["tasks"] if pooled else 0
     success = ", ".join(f"{c} {_pct(r[RULER2])}" for c, r in pooled.items())
-    contrasts = "; ".join(f"`{r['contrast']}` {r['diff']:+.1f} points [{r['low']:+.1f}, {r['high']:+.1f}], "
-                          f"Holm p {_p(r['p_holm'])}" for r in primary["rows"])
-    return (f"Study 2 (`docs/preregistration-2.md`): does learning from its own mistakes beat imitation?{run}\n"
+    return (f"Study 2 (`docs/preregistration-2.md`): does learning from its own mistakes beat imitation?"
+            f"{run_sentence(times, stopped)}\n"
             f"On its {tasks} fresh paired tasks, ruler-2 strict success (percent, 95% interval): {success}.\n"
-            f"Primary contrasts ({primary['label']}): {contrasts or 'none computed'}.\n"
+            f"{title_answer(primary, power)}\n\n"
+            f"Primary family ({primary['label']}), one conclusion per pre-registered question:\n\n"
+            f"{_bullets(conclusions(primary))}\n"
+            f"{repeats_sentence(summary)}\n\n"
+            f"{_bullets(conclusions(repeats))}\n"
+            f"{unadjusted_sentence(summary)} "
             "`results/study2/report.md` has every table, the run's stage times and its deviations.\n")
 
 
 def build(root: Path) -> Page:
     env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=True,
                       autoescape=False)
-    summary, times = read_json(root / SUMMARY), stage_times(root)
-    md = env.get_template("study2.md.j2").render(f=facts(root, summary, times))
+    summary, times, power = read_json(root / SUMMARY), stage_times(root), read_json(root / POWER)
+    md = env.get_template("study2.md.j2").render(f=facts(root, summary, times, power))
     return Page(md, html_page("Study 2: learning from its own mistakes", markdown_to_html(md), page="study2"),
-                brief(summary, times))
+                brief(summary, times, power, attempts(root)))
+
+
+def conclusion_check(summary: dict, text: str, roles: list[str], where: str) -> list[str]:
+    """``text``'s conclusions on the families with ``roles`` against the summary (``promises.conclusion_problems``)."""
+    families = {role: family_of(summary, role)[1] for role in roles}
+    return conclusion_problems(text, families, [c.name for c in STUDY2_CONTRASTS], summary["alpha"], ARM_NAMES, where)
 
 
 def promises(root: Path, text: str) -> list[str]:
@@ -249,6 +408,10 @@ def promises(root: Path, text: str) -> list[str]:
     for c in STUDY2_CONTRASTS:
         if f"| `{c.name}` |" not in primary:
             problems.append(f"the primary table lacks {c.name}")
+    if summary["families"]:
+        if " ".join(unadjusted_sentence(summary).split()) not in " ".join(text.split()):
+            problems.append(f"the page does not say {unadjusted_sentence(summary)!r}")
+        problems += conclusion_check(summary, text, [f["role"] for f in summary["families"].values()], "the page")
     times = stage_times(root)
     if summary["configs"] and not recorded(times):
         problems.append(f"study 2 has results but no recorded stage times ({TIMES})")
@@ -280,6 +443,12 @@ def check(root: Path, written_md: Path, readme: Path | None = None) -> list[str]
         return [f"{written_md}: missing; run study 2's report stage"]
     text, fresh = written_md.read_text(encoding="utf-8"), build(root)
     problems = [] if fresh.markdown == text else [f"{written_md} differs from a fresh build of its artifacts"]
-    if readme is not None and blocks(readme.read_text(encoding="utf-8")).get(README_BLOCK) != fresh.brief:
-        problems.append(f"{readme}: its {README_BLOCK} block differs from a fresh build")
+    brief_text, where = fresh.brief, "the brief"
+    if readme is not None:
+        brief_text, where = blocks(readme.read_text(encoding="utf-8")).get(README_BLOCK, ""), f"{readme}'s brief"
+        if brief_text != fresh.brief:
+            problems.append(f"{readme}: its {README_BLOCK} block differs from a fresh build")
+    # the brief's words against the summary's numbers: a fault of the brief's writer shows here, where the
+    # comparison with a fresh build cannot see it
+    problems += conclusion_check(read_json(root / SUMMARY), brief_text, list(BRIEF_ROLES), where)
     return problems + promises(root, text)

@@ -30,7 +30,7 @@ from .artifacts import (
     Artifacts,
     Missing,
 )
-from .families import replay_paired_note
+from .families import P_COLUMNS, p_text, replay_paired_note
 
 REPLAY_PAGE = "replay.html"  # the site's failure map and decision explorer
 
@@ -107,8 +107,8 @@ def missing_table(name: str, title: str, m: Missing) -> Table:
 
 # ------------------------------------------------------------------ results tables (summary.json)
 def summary_table(art: Artifacts, key: str, title: str,
-                  cell: Callable[[str, Any], str] = lambda col, v: fmt_cell(v), source: str = SUMMARY,
-                  page: str = "") -> Table:
+                  cell: Callable[[str, Any], str] = lambda col, v: p_text(v) if col in P_COLUMNS else fmt_cell(v),
+                  source: str = SUMMARY, page: str = "") -> Table:
     """Table ``key`` of a summary artifact (``source``) as it stands; per-split cells link to ``page``."""
     summary = art.get(source)
     if isinstance(summary, Missing):
@@ -175,7 +175,7 @@ def primary_table(art: Artifacts, outcome: str = "success") -> Table:
             "MDE (pre-registered)", "tasks", "a wins / b wins"]
     rows = []
     for r in block[outcome]["rows"]:
-        comps = "; ".join(f"{c['b']} ({c['seeds_b']}) {c['b_success']:.1f}%: {signed(c['diff'])}, p {c['p']:.4f}"
+        comps = "; ".join(f"{c['b']} ({c['seeds_b']}) {c['b_success']:.1f}%: {signed(c['diff'])}, p {p_text(c['p'])}"
                           for c in r["components"])
         best = next(c for c in r["components"] if c["b"] == r["vs"])
         rows.append([r["contrast"], f"{r['a']} ({r['seeds_a']})", f"{r['a_success']:.1f}", comps,
@@ -235,8 +235,8 @@ def teacher_coverage_table(art: Artifacts) -> Table:
 
 def paired_cells(r: dict) -> list[str]:
     """A paired test's difference [CI], raw p and Holm p (starred when significant)."""
-    return [f"{signed(r['diff'])} [{signed(r['low'])}, {signed(r['high'])}]", f"{r['p']:.4f}",
-            f"{r['p_holm']:.4f}" + (" *" if r["significant"] else "")]
+    return [f"{signed(r['diff'])} [{signed(r['low'])}, {signed(r['high'])}]", p_text(r["p"]),
+            p_text(r["p_holm"]) + (" *" if r["significant"] else "")]
 
 
 # how the report names the two rulers wherever it shows them side by side
@@ -381,7 +381,7 @@ def teacher_table(art: Artifacts) -> Table:
     s = art.get(src)
     if isinstance(s, Missing):
         return missing_table("teacher", title, s)
-    cols = ["pass", "decoding", "episodes", "accepted", "rate", "accepted by ruler 1",
+    cols = ["pass", "decoding", "episodes", "accepted", "rate", "accepted by ruler 1", "accepted by ruler 2",
             "accepted by the write-up's definition",
             "rejection reasons", "prompt / generated tokens", "wall"]
     rows = []
@@ -390,16 +390,24 @@ def teacher_table(art: Artifacts) -> Table:
         dec = "greedy" if not d["temperature"] else f"T {d['temperature']}, top-p {d['top_p']}, seed {d['seed']}"
         rate = "—" if p["acceptance_rate"] is None else f"{100 * p['acceptance_rate']:.1f}%"
         rows.append([name, f"{dec}; {d['max_new_tokens']} tokens/turn", str(p["episodes"]), str(p["accepted"]),
-                     rate, str(p.get("accepted_ruler1", "—")), str(p["accepted_writeup"]), composition(p["rejection_reasons"]) or "none",
+                     rate, str(p.get("accepted_ruler1", "—")), str(p.get("accepted_ruler2", "—")), str(p["accepted_writeup"]), composition(p["rejection_reasons"]) or "none",
                      f"{p['prompt_tokens']:,} / {p['gen_tokens']:,}", f"{p['wall_s']:,.0f} s"])
     t = s["teacher"]
     note = (f"Teacher {t['model']} ({t['upstream']}, {t['license']}) on {t['backend']}, revision {t['revision']}. "
             f"{s['tasks_offered']} training tasks offered; {s['accepted_episodes']} accepted episodes "
             f"({100 * s['accepted_share_of_tasks']:.1f}% of tasks), by family: "
             f"{composition(s['accepted_by_family']) if s['accepted_by_family'] else 'none'}. Cost: {s['cost']}. "
-            "Accepted: ruler 2's success (ccl/judge/ruler2.py) and clean; ruler 1 (the pre-registered validator) "
-            "was the filter before issue 37.")
+            + ACCEPTANCE_NOTES[s.get("ruler", "ruler2")])
     return Table("teacher", title, cols, rows, [src], note=note)
+
+
+# what "accepted" means in the teacher table, by the acceptance ruler its summary names
+ACCEPTANCE_NOTES = {
+    "ruler1": "Accepted: ruler 1's strict success (the pre-registered validator, params accept_teacher.ruler) and "
+              "clean; ruler 2's acceptance is stage accept_teacher_ruler2's own output (data/v1/teacher/ruler2).",
+    "ruler2": "Accepted: ruler 2's success (ccl/judge/ruler2.py) and clean; ruler 1 (the pre-registered validator) "
+              "was the filter before issue 37.",
+}
 
 
 def training_table(art: Artifacts) -> Table:

@@ -45,7 +45,7 @@ def run(params: Path, store: ModelStore, profile: str | None, data: Path, teache
     setup = load_setup(params, store, profile, data / "tasks" / "train_pool.jsonl", None,
                        n_from=teacher / "pass1.jsonl.gz")
     tasks = {t["id"]: t for t in setup.offered}
-    judged, passes = [], {}
+    judged, passes, wrote = [], {}, None
     for name, stage in PASSES:
         record = teacher / f"{name}.json"
         if not record.is_file():
@@ -55,6 +55,7 @@ def run(params: Path, store: ModelStore, profile: str | None, data: Path, teache
             raise InputError(f"{record}: written by teacher {generation['teacher']['model']} (revision "
                              f"{generation['teacher']['revision']}), but params name {setup.teacher['model']} (revision "
                              f"{setup.teacher['revision']}); rerun the {stage} stage")
+        wrote = wrote or generation["teacher"]  # pass 1's record: the engine that generated the transcripts
         transcripts = read_rows(teacher / f"{name}.jsonl.gz", stage)
         rows = judge_pass(tasks, transcripts, str(teacher / f"{name}.jsonl.gz"), cfg.ruler)
         passes[name] = pass_summary(rows, transcripts, generation)
@@ -66,7 +67,7 @@ def run(params: Path, store: ModelStore, profile: str | None, data: Path, teache
         raise InputError(f"{teacher}: more than one accepted episode for a task (pass 2 must only rerun rejections)")
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / "acceptance.jsonl", judged)
-    record = summary(setup.cfg, setup.teacher, setup.offered, passes, judged, cfg.ruler)
+    record = summary(setup.cfg, wrote, setup.offered, passes, judged, cfg.ruler)
     write_json(out / "summary.json", record)
     write_manifest(out, _manifest_files(teacher, out), {"profile": setup.profile, "stage": "accept_teacher",
                                                        "ruler": cfg.ruler})
