@@ -86,12 +86,33 @@ def check_learned(params: dict[str, Any], where: str) -> None:
         previous = item["run"]
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key given twice in one mapping is an error: YAML forbids
+    it, and the safe loader would silently keep the last value (a typo that changes a setting)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base`: a key given here overrides base's
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node.start_mark.line + 1)
+            except TypeError:  # an unhashable key: let the base class say so
+                break
+            if first != key_node.start_mark.line + 1:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} given twice (lines {first} and {key_node.start_mark.line + 1})",
+                    key_node.start_mark)
+        return super().construct_mapping(node, deep)
+
+
 def read_yaml(path: Path, error: type[StageError] = ConfigError) -> Any:
-    """The YAML document in ``path`` (None when empty); a syntax error or text that is not UTF-8 is one
-    line naming the file (and the line and column), raised as ``error``."""
+    """The YAML document in ``path`` (None when empty); a syntax error, a key given twice in one mapping
+    or text that is not UTF-8 is one line naming the file (and the line and column), raised as ``error``."""
     try:
         with open(path, encoding="utf-8") as f:
-            return yaml.safe_load(f)
+            return yaml.load(f, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

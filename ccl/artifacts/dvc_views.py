@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import csv
 import io
-import shutil
+from contextlib import ExitStack
 from pathlib import Path
 
-from ..errors import InputError
-from .jsonio import atomic_write_bytes, read_json, read_jsonl, write_json
+from .inputs import read_record, read_rows
+from .jsonio import atomic_folder, atomic_write_bytes, write_json
+from .shapes import GrpoStepLog, GrpoValLog, StepLog
 
 
 def metrics(summary: dict) -> dict[str, dict[str, float]]:
@@ -40,7 +41,7 @@ def success_rows(summary: dict) -> dict[str, list[dict]]:
 
 
 def loss_rows(log: Path) -> list[dict]:
-    return [{"step": r["step"], "loss": r["loss"]} for r in read_jsonl(log)]
+    return [{"step": r["step"], "loss": r["loss"]} for r in read_rows(log, "train", StepLog, need_rows=True)]
 
 
 # GRPO's monitors (ccl.learn.grpo), one plot each: per step from train_log.jsonl, and the greedy validation
@@ -51,14 +52,15 @@ GRPO_VAL_SERIES = ("val_success", "val_flagged")
 
 def is_grpo(run: Path) -> bool:
     summary = run / "summary.json"
-    return summary.is_file() and read_json(summary).get("method") == "grpo"
+    return summary.is_file() and read_record(summary, "train").get("method") == "grpo"
 
 
 def grpo_rows(run: Path) -> dict[str, list[dict]]:
     """Per monitor, its (step, value) rows; steps without a value (no update: KL) are left out."""
     out: dict[str, list[dict]] = {}
-    for name, series in (("train_log.jsonl", GRPO_SERIES), ("val_log.jsonl", GRPO_VAL_SERIES)):
-        rows = list(read_jsonl(run / name))
+    for name, series, shape in (("train_log.jsonl", GRPO_SERIES, GrpoStepLog),
+                                ("val_log.jsonl", GRPO_VAL_SERIES, GrpoValLog)):
+        rows = read_rows(run / name, "grpo_train", shape, need_rows=True)
         for key in series:
             out[key] = [{"step": r["step"], key: r[key]} for r in rows if r.get(key) is not None]
     return out
@@ -73,25 +75,27 @@ def _csv(rows: list[dict]) -> bytes:
 
 
 def write(summary_path: Path, runs: Path, metrics_dir: Path, plots_dir: Path) -> dict[str, int]:
-    """Rewrite both folders from scratch (a configuration or run that is gone leaves no file behind)."""
-    if not summary_path.is_file():
-        raise InputError(f"{summary_path}: missing; run the analyze stage first")
-    summary = read_json(summary_path)
+    """Rebuild both folders whole (a configuration or run that is gone leaves no file behind), each in a
+    temporary folder swapped in only when both are complete: a bad input leaves the previous views as they were."""
+    summary = read_record(summary_path, "analyze")
     logs = sorted(runs.glob("*/train_log.jsonl"))
-    for folder in (metrics_dir, plots_dir):
-        shutil.rmtree(folder, ignore_errors=True)
-    table = metrics(summary)
-    for config, values in table.items():
-        write_json(metrics_dir / f"{config}.json", values)
-    for split, rows in success_rows(summary).items():
-        atomic_write_bytes(plots_dir / "strict_success" / f"{split}.csv", _csv(rows))
-    for log in logs:
-        if is_grpo(log.parent):
-            for key, rows in grpo_rows(log.parent).items():
-                if rows:
-                    atomic_write_bytes(plots_dir / f"grpo_{key}" / f"{log.parent.name}.csv", _csv(rows))
-            continue
-        rows = loss_rows(log)
-        if rows:
-            atomic_write_bytes(plots_dir / "train_loss" / f"{log.parent.name}.csv", _csv(rows))
+    with ExitStack() as stack:
+        metrics_tmp, plots_tmp = (stack.enter_context(atomic_folder(f)) for f in (metrics_dir, plots_dir))
+        table = metrics(summary)
+        for config, values in table.items():
+            write_json(metrics_tmp / f"{config}.json", values)
+        for split, rows in success_rows(summary).items():
+            atomic_write_bytes(plots_tmp / "strict_success" / f"{split}.csv", _csv(rows))
+        for log in logs:
+            _write_run(log, plots_tmp)
     return {"configs": len(table), "runs": len(logs)}
+
+
+def _write_run(log: Path, plots: Path) -> None:
+    """A run's series: GRPO's monitors, or any other method's training loss."""
+    run = log.parent
+    series = grpo_rows(run) if is_grpo(run) else {"train_loss": loss_rows(log)}
+    for key, rows in series.items():
+        if rows:
+            folder = key if key == "train_loss" else f"grpo_{key}"
+            atomic_write_bytes(plots / folder / f"{run.name}.csv", _csv(rows))

@@ -13,7 +13,9 @@ import io
 import json
 import math
 import os
+import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -116,23 +118,77 @@ def orphans(folder: Path, stem: str) -> list[Path]:
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
     path = Path(path)
+    try:
+        tmp = _temp_file(path, data)
+    except OSError as e:
+        if e.filename is None:  # write() and fsync() name no file: name ours
+            raise type(e)(e.errno, e.strerror or str(e), str(path)) from e
+        raise
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _temp_file(path: Path, data: bytes) -> Path:
+    """``data`` in a fsynced temporary file beside ``path`` (usual mode), not yet renamed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     for stale in orphans(path.parent, path.name):
-        stale.unlink(missing_ok=True)  # left by a writer of this file that was killed
+        stale.unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path.name), suffix=".tmp")
     try:
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; an artifact gets the usual mode
+        os.chmod(tmp, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        if isinstance(e, OSError) and e.filename is None:  # write() and fsync() name no file: name ours
-            raise type(e)(e.errno, e.strerror or str(e), str(path)) from e
+    except BaseException:
+        os.unlink(tmp)
         raise
+    return Path(tmp)
+
+
+def atomic_write_files(files: dict[Path, bytes]) -> None:
+    """Write several files all or none: every file goes to a temporary name first (a full disk or a
+    crash there leaves each old file as it was), and only then is each renamed over its target."""
+    temps: list[tuple[Path, Path]] = []
+    try:
+        for path, data in files.items():
+            temps.append((_temp_file(Path(path), data), Path(path)))
+    except BaseException:
+        for tmp, _ in temps:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, path in temps:
+        os.replace(tmp, path)
+
+
+@contextmanager
+def atomic_folder(path: str | Path) -> Iterator[Path]:
+    """Build a folder whole under a temporary name beside ``path``, and swap it in only when the block
+    ends without an error: a crash while building leaves ``path`` as it was (and no temporary behind).
+    The swap is two renames; a kill between them leaves the old folder under ``.{name}.<pid>.old``, which
+    the next build of ``path`` puts back before it starts."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in orphans(path.parent, path.name):
+        if stale.name.endswith(".old") and not path.exists():
+            os.replace(stale, path)  # killed mid-swap: the previous folder is the one to keep
+        else:
+            shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink(missing_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=temp_prefix(path.name), suffix=".tmp"))
+    try:
+        os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp makes 0700
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = path.with_name(temp_prefix(path.name) + "old")
+    if path.exists():
+        os.replace(path, old)
+    os.replace(tmp, path)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def jsonl_bytes(rows: Iterable[Any], compress: bool = False) -> bytes:

@@ -7,14 +7,15 @@ that instead of a blank table.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..artifacts.inputs import read_record, read_rows
 from ..artifacts.jsonio import sha256_file
+from ..artifacts.shapes import GrpoStepLog, GrpoValLog, Shape, StepLog
+from ..config import read_yaml
+from ..errors import InputError
 
 # The report's layout, the one place it is declared: the root is a repository-shaped folder
 # the calling script passes (--root), and these names, relative to it, are also what the
@@ -116,12 +117,14 @@ class Artifacts:
         return self.files[path]
 
 
-def _read(path: Path) -> Any:
+def _read(path: Path, stage: str, shape: type[Shape] | None = None) -> Any:
+    """A YAML file, a JSON Lines file's rows (checked against ``shape``) or a JSON object, read by the
+    one reader (``ccl.artifacts.inputs``): a bad file is one line naming it and ``stage``."""
     if path.suffix == ".yaml":
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return read_yaml(path, InputError)
     if path.suffix == ".jsonl":
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return json.loads(path.read_text(encoding="utf-8"))
+        return read_rows(path, stage, shape)
+    return read_record(path, stage)
 
 
 def load_artifacts(root: Path) -> Artifacts:
@@ -129,26 +132,28 @@ def load_artifacts(root: Path) -> Artifacts:
     art = Artifacts(root=root)
     for rel, (what, stage) in PRODUCERS.items():
         p = root / rel
-        art.files[rel] = _read(p) if p.exists() else Missing(rel, stage, what)
+        art.files[rel] = _read(p, stage) if p.exists() else Missing(rel, stage, what)
     for summary in sorted((root / TRAIN_RUNS).glob("*/summary.json")):
-        name, record = summary.parent.name, _read(summary)
+        name, record = summary.parent.name, _read(summary, "train")
         log = summary.parent / "train_log.jsonl"
+        method = record.get("method")
         # DPO and GRPO runs (stages dpo_train, grpo_train) have other losses and metrics: each is tabled on its own
         runs, logs = {"dpo": (art.preference, art.preference_logs),
-                      "grpo": (art.rl, art.rl_logs)}.get(record.get("method"), (art.runs, art.train_logs))
+                      "grpo": (art.rl, art.rl_logs)}.get(method, (art.runs, art.train_logs))
         runs[name] = record
-        logs[name] = _read(log) if log.exists() else []
-        if record.get("method") == "grpo":
+        stage = {"dpo": "dpo_train", "grpo": "grpo_train"}.get(method, "train")
+        logs[name] = _read(log, stage, GrpoStepLog if method == "grpo" else StepLog) if log.exists() else []
+        if method == "grpo":
             val = summary.parent / "val_log.jsonl"
-            art.rl_val[name] = _read(val) if val.exists() else []
+            art.rl_val[name] = _read(val, stage, GrpoValLog) if val.exists() else []
             config = summary.parent / "config.json"
-            art.rl_config[name] = _read(config) if config.exists() else {}
+            art.rl_config[name] = _read(config, stage) if config.exists() else {}
     prereg = root / PREREGISTRATION
     art.preregistration_sha256 = sha256_file(prereg) if prereg.is_file() else None
     for reason in sorted((root / ARCHIVE).glob("*/reason.json")):
-        art.archived[reason.parent.name] = _read(reason)
+        art.archived[reason.parent.name] = _read(reason, "train")
     for stats in (root / DAGGER).glob("iter*/stats.json"):
-        art.dagger[int(stats.parent.name[4:])] = _read(stats)
+        art.dagger[int(stats.parent.name[4:])] = _read(stats, "dagger_rollout")
     art.dagger = dict(sorted(art.dagger.items()))
     return art
 

@@ -5,14 +5,12 @@ that works opened from disk or behind any static server, with no network access.
 """
 from __future__ import annotations
 
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
-import yaml
-
-from ..artifacts.jsonio import atomic_write_bytes
+from ..artifacts.jsonio import atomic_folder, atomic_write_bytes
+from ..config import read_yaml
 from ..errors import InputError
 from .artifacts import EVAL_RUNS, REPLAY_GOLDEN, REPLAY_RUNS, REPLAY_SUMMARY, REPORT, TASKS, Artifacts, Missing
 from .figures import FIGURES, write_figures
@@ -39,8 +37,8 @@ def stamp(root: Path) -> dict:
 def pipeline_commands(dvc_yaml: Path, params_file: Path) -> list[tuple[str, str]]:
     """(stage, command) for every stage of dvc.yaml, with foreach stages expanded; a foreach
     given as ``${key}`` takes its items from that top-level key of ``params_file``."""
-    stages = yaml.safe_load(dvc_yaml.read_text(encoding="utf-8"))["stages"]
-    params = yaml.safe_load(params_file.read_text(encoding="utf-8")) if params_file.is_file() else {}
+    stages = read_yaml(dvc_yaml, InputError)["stages"]
+    params = (read_yaml(params_file) or {}) if params_file.is_file() else {}
     out = []
     for name, st in stages.items():
         if "foreach" not in st:
@@ -112,13 +110,17 @@ def report_html(report: Path, tables: dict[str, Table]) -> str:
 
 def write_site(root: Path, art: Artifacts, tables: dict[str, Table], out: Path, dvc_yaml: Path,
                params_file: Path) -> dict:
-    """Write every page, figure and trace file under ``out``; return what was written.
-    ``dvc_yaml`` and ``params_file`` define the pipeline whose commands the methods page lists."""
+    """Write every page, figure and trace file of the site ``out``; return what was written. The site is
+    built whole in a temporary folder and swapped in (a configuration no longer evaluated leaves nothing
+    behind; a bad input leaves the previous site as it was). ``dvc_yaml`` and ``params_file`` define the
+    pipeline whose commands the methods page lists."""
+    with atomic_folder(out) as tmp:
+        return _write_pages(root, art, tables, tmp, dvc_yaml, params_file)
+
+
+def _write_pages(root: Path, art: Artifacts, tables: dict[str, Table], out: Path, dvc_yaml: Path,
+                 params_file: Path) -> dict:
     st = stamp(root)
-    out.mkdir(parents=True, exist_ok=True)
-    for folder in (TRACE_DATA, REPLAY_DATA):
-        if (out / folder).exists():
-            shutil.rmtree(out / folder)  # configurations evaluated before but not now must not linger
     prompts: dict[str, str] = {}  # system prompts by hash, shared by the trace explorer and the replay page
     index = export_traces(root / EVAL_RUNS, root / TASKS, out / TRACE_DATA, prompts)
     replay = export_replay(art.get(REPLAY_SUMMARY), root / REPLAY_GOLDEN, root / REPLAY_RUNS, out / REPLAY_DATA,

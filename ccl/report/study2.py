@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from ..artifacts.jsonio import atomic_write_bytes, read_json, read_jsonl, sha256_file
+from ..artifacts.inputs import read_rows
+from ..artifacts.jsonio import atomic_write_files, read_json, sha256_file
+from ..artifacts.shapes import GrpoSample, GrpoStepLog
+from ..config import read_yaml
 from ..errors import InputError
 from ..vocabulary import C, C_DAGGER, C_GRPO_DENSE, C_GRPO_SPARSE, RULER2, STUDY2_CONTRASTS, Contrast
 from . import artifacts as A
@@ -212,9 +214,10 @@ def grpo_last_step(root: Path) -> tuple[str, str]:
     keys = ["step", "reward", "success", "kl", "zero_spread_groups", "flagged", "flagged_and_passed"]
     monitors, samples = [], []
     for log in sorted((root / RUNS).glob("C_grpo_*/train_log.jsonl")):
-        last = list(read_jsonl(log))[-1]
+        last = read_rows(log, "grpo_train", GrpoStepLog, need_rows=True)[-1]
         monitors.append([f"`{log.parent.name}`", *(_num(last.get(k)) for k in keys)])
-        rows = [r for r in read_jsonl(log.parent / "samples.jsonl.gz") if r.get("step") == last.get("step")]
+        samples_file = log.parent / "samples.jsonl.gz"
+        rows = [r for r in read_rows(samples_file, "grpo_train", GrpoSample) if r["step"] == last["step"]]
         for r in rows[:SAMPLES_SHOWN]:
             final = " ".join(str(r.get("final") or "").split())[:100].replace("|", "/")
             samples.append([f"`{log.parent.name}`", r.get("family"), r.get("sparse"), ", ".join(r.get("flags") or []),
@@ -246,7 +249,7 @@ def _deviation(item: Any) -> bool:
 
 def _deviation_items(root: Path) -> list:
     path = root / DEVIATIONS
-    items = yaml.safe_load(path.read_text()) if path.is_file() else []
+    items = read_yaml(path, InputError) if path.is_file() else []
     if not isinstance(items, list) or not all(_deviation(i) for i in items):
         raise InputError(f"{path}: expected a list of sentences, or of mappings with the sentence under 'deviation' "
                          f"(and 'attempt' and 'stopped' for an attempt that was stopped), got {items!r}")
@@ -429,10 +432,10 @@ def promises(root: Path, text: str) -> list[str]:
 def write(root: Path, out_md: Path, out_html: Path, site_html: Path, readme: Path | None = None) -> Page:
     """Write the page, its HTML and the site's copy; with ``readme``, rewrite its study-2 block."""
     page = build(root)
-    for path, text in ((out_md, page.markdown), (out_html, page.html), (site_html, page.html)):
-        atomic_write_bytes(path, text.encode("utf-8"))
+    files = {out_md: page.markdown, out_html: page.html, site_html: page.html}
     if readme is not None:
-        atomic_write_bytes(readme, with_block(readme, README_BLOCK, page.brief).encode("utf-8"))
+        files[readme] = with_block(readme, README_BLOCK, page.brief)
+    atomic_write_files({path: text.encode("utf-8") for path, text in files.items()})  # all or none
     return page
 
 

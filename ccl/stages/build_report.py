@@ -5,7 +5,7 @@ from pathlib import Path
 
 from jinja2 import UndefinedError
 
-from ..artifacts.jsonio import atomic_write_bytes
+from ..artifacts.jsonio import atomic_write_files
 from ..errors import InputError, StageError
 from ..report.artifacts import RUN_TIMES, Artifacts, Missing, load_artifacts
 from ..report.facts import all_facts
@@ -52,13 +52,11 @@ def build(root: Path) -> tuple[str, str]:
 def run(root: Path, out: Path, readme: Path | None = None) -> list[Path]:
     """Write ``out/report.md`` and ``out/report.html``; with ``readme``, rewrite its results-in-brief."""
     md, brief = build(root)
-    atomic_write_bytes(out / "report.md", md.encode("utf-8"))
-    atomic_write_bytes(out / "report.html", html_page("Report", markdown_to_html(md)).encode("utf-8"))
-    written = [out / "report.md", out / "report.html"]
+    files = {out / "report.md": md, out / "report.html": html_page("Report", markdown_to_html(md))}
     if readme is not None:
-        atomic_write_bytes(readme, with_block(readme, BRIEF, brief).encode("utf-8"))
-        written.append(readme)
-    return written
+        files[readme] = with_block(readme, BRIEF, brief)
+    atomic_write_files({path: text.encode("utf-8") for path, text in files.items()})  # all or none
+    return list(files)
 
 
 def promise_problems(art: Artifacts, report: str, brief: str | None = None, site: Path | None = None) -> list[str]:

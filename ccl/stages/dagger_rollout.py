@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..artifacts.inputs import read_rows, split_rows
+from ..artifacts.shapes import ChatRow
 from ..artifacts.jsonio import write_json, write_jsonl
 from ..artifacts.manifest import write_manifest
 from ..config import ConfigError, ModelsConfig, load_params, stage_config
@@ -50,7 +51,7 @@ def plan(params: Path, profile: str | None, iteration: int, data: Path) -> Plan:
                           f"data may come from (distill.n); DAgger's tasks must be fresh: set it to {offered.n} or more")
     try:
         cfg.beta(iteration)
-        tasks = cfg.tasks(split_rows(data / "tasks", TRAIN_POOL), iteration)
+        tasks = cfg.tasks(split_rows(data / "tasks", TRAIN_POOL, need_rows=True), iteration)
     except ValueError as e:
         raise ConfigError(f"{params}: {e}") from None
     return Plan(cfg, models, profile, iteration, tasks)
@@ -59,7 +60,7 @@ def plan(params: Path, profile: str | None, iteration: int, data: Path) -> Plan:
 def run(p: Plan, store: ModelStore, adapter: Path, base: Path, out: Path, timings: Path,
         model_path: str | None = None) -> dict:
     """Roll out, label and write the iteration's folder ``out``; returns its statistics."""
-    base_rows = read_rows(base, "build_sft (C's rows) or the previous dagger_rollout")
+    base_rows = read_rows(base, "build_sft (C's rows) or the previous dagger_rollout", ChatRow, need_rows=True)
     gen = GenConfig(max_new_tokens=p.cfg.max_new_tokens)
     student = load_policy(store, p.models.student, p.models.student_generation, adapter, gen, model_path)
     start = time.perf_counter()

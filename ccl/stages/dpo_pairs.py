@@ -24,12 +24,12 @@ def run(data: Path, source: Path, out: Path, keep_unrecoverable: bool = False, s
     the records name the source (the caller's repository-relative path, so every clone writes the same
     bytes); default the path as given."""
     label = str(source) if source_label is None else source_label
-    transcripts = read_rows(source / "episodes.jsonl.gz", "dagger_rollout")
-    visits = read_rows(source / "visits.jsonl.gz", "dagger_rollout")
+    transcripts = read_rows(source / "episodes.jsonl.gz", "dagger_rollout", need_rows=True)
+    visits = read_rows(source / "visits.jsonl.gz", "dagger_rollout", need_rows=True)
     if visits and "student_passes" not in visits[0]:
         raise StageError(f"{source / 'visits.jsonl.gz'}: visits carry no grade of the student's turn "
                          f"(written before ccl.learn.turn_grade); rerun that dagger_rollout stage")
-    tasks = {t["id"]: t for t in split_rows(data / "tasks", TRAIN_POOL)}
+    tasks = {t["id"]: t for t in split_rows(data / "tasks", TRAIN_POOL, need_rows=True)}
     by_task: dict[str, list[dict]] = {}
     for v in visits:
         by_task.setdefault(v["task_id"], []).append(v)

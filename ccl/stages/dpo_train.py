@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..artifacts.inputs import read_rows
+from ..artifacts.shapes import PreferencePair
 from ..artifacts.jsonio import atomic_write_bytes, dumps, sha256_file, write_json
 from ..artifacts.manifest import folder_files, write_manifest
 from ..config import ConfigError, ModelsConfig, load_params, stage_config
@@ -49,7 +50,7 @@ def plan(params: Path, profile: str | None, run: str) -> Plan:
 def run(p: Plan, store: ModelStore, pairs: Path, init: Path, runs: Path, device: str | None = None,
         model_path: str | None = None) -> dict:
     """Train ``runs/<run>`` from the adapter in ``init`` (C's run folder) on the pairs file."""
-    rows = read_rows(pairs, "dpo_pairs")
+    rows = read_rows(pairs, "dpo_pairs", PreferencePair, need_rows=True)
     folder = model_dir(store, p.models.student, model_path)
     device = pick_device(device)
     tm = load_adapter_for_training(folder, init / "adapter", device)

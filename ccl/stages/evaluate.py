@@ -54,7 +54,7 @@ def plan(params: Path, profile: str | None, name: str, adapter: Path | None, dat
     model, backend = who_plays(name, models, adapter)
     tasks = []
     for split in cfg.splits:
-        tasks += split_rows(data / "tasks", split)[: task_cap(cfg, split)]
+        tasks += split_rows(data / "tasks", split, need_rows=True)[: task_cap(cfg, split)]
     return Plan(name, cfg, profile, model, backend, adapter, tasks)
 
 

@@ -57,12 +57,12 @@ def plan(params: Path, profile: str | None, run: str, data: Path) -> Plan:
     if variant not in GRPO:  # the stage replaces the run's folder: never let it write over another arm's
         raise ConfigError(f"grpo_train writes GRPO runs ({', '.join(GRPO)}, _s<seed>), not {run!r}")
     _check_fresh(values, profile, cfg, params)
-    pool = split_rows(data / "tasks", TRAIN_POOL)
+    pool = split_rows(data / "tasks", TRAIN_POOL, need_rows=True)
     try:
         cfg.step_tasks(pool, cfg.steps - 1)
     except ValueError as e:
         raise ConfigError(f"{params}: {e}") from None
-    val = split_rows(data / "tasks", VAL_POOL)[:cfg.val_tasks]
+    val = split_rows(data / "tasks", VAL_POOL, need_rows=True)[:cfg.val_tasks]
     # the run name's seed offsets params' seed, so C_grpo_<reward>_s1 samples other episodes than _s0
     cfg = dataclasses.replace(cfg, seed=cfg.seed + training_run(run).seed)
     return Plan(run, GRPO_REWARDS[GRPO.index(variant)], cfg, models, profile, pool, val)
