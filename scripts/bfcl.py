@@ -15,6 +15,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ccl.artifacts.boundary import run_stage
+from ccl.external.bfcl_inputs import read_sample
 from ccl.stages import bfcl
 
 from .cli import stage_parser
@@ -31,8 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model-path", default=None, help="local copy of a hub model")
     args = ap.parse_args(argv)
     plan = bfcl.plan(args.params, args.profile, args.name, args.adapter)
+    _, qs = read_sample(args.sample)  # before the progress bar and the model: a bad sample fails in one line
     with tqdm(unit="question") as bar:
-        r = bfcl.run(plan, model_store(), args.sample, args.out, args.model_path, progress=bar.update)
+        r = bfcl.run(plan, model_store(), qs, args.out, args.model_path, progress=bar.update)
     print(f"bfcl {args.name}: {r['questions']} questions answered in {r['wall_s']} s ({r['questions_per_s']}/s)")
     return 0
 

@@ -203,3 +203,46 @@ def test_a_key_given_twice_in_a_params_file_is_refused_in_one_line(tmp_path, par
     line = _refused(r, path, "key 'profile' given twice")
     assert "lines " in line
     assert not (tmp_path / "power.json").exists()
+
+
+# ------------------------------------------------------------ whole or not at all
+def test_a_folder_built_by_atomic_folder_replaces_the_old_one_only_when_complete(tmp_path):
+    from ccl.artifacts.jsonio import atomic_folder
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "old.txt").write_text("old")
+    with pytest.raises(RuntimeError), atomic_folder(site) as tmp:
+        (tmp / "new.txt").write_text("new")
+        raise RuntimeError("a bad input halfway")
+    assert _tree(site) == {"old.txt": hashlib.sha256(b"old").hexdigest()}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # the half-built folder is gone
+    with atomic_folder(site) as tmp:
+        (tmp / "new.txt").write_text("new")
+    assert _tree(site) == {"new.txt": hashlib.sha256(b"new").hexdigest()}  # no old file lingers
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_atomic_folder_puts_back_the_old_folder_of_a_writer_killed_between_its_two_renames(tmp_path):
+    from ccl.artifacts.jsonio import atomic_folder
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    old = tmp_path / f".site.{dead.stdout.strip()}.old"  # what the killed writer had moved aside
+    old.mkdir()
+    (old / "page.html").write_text("published")
+    with pytest.raises(RuntimeError), atomic_folder(tmp_path / "site"):
+        raise RuntimeError("this build fails too")
+    assert _tree(tmp_path / "site") == {"page.html": hashlib.sha256(b"published").hexdigest()}
+
+
+def test_atomic_write_files_writes_every_file_or_none(tmp_path):
+    from ccl.artifacts.jsonio import atomic_write_files
+    a, b = tmp_path / "a.md", tmp_path / "b.html"
+    a.write_text("A0")
+    b.write_text("B0")
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where a folder must go")
+    with pytest.raises(OSError):
+        atomic_write_files({a: b"A1", b: b"B1", blocked / "c.txt": b"C1"})
+    assert (a.read_text(), b.read_text()) == ("A0", "B0")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md", "b.html", "blocked"]  # no temporary left
+    atomic_write_files({a: b"A1", b: b"B1"})
+    assert (a.read_text(), b.read_text()) == ("A1", "B1")

@@ -77,8 +77,8 @@ class GrpoSample(Shape):
 
 
 class BfclDrawn(Shape):
-    """One category of data/bfcl/sample.json: its size and the ids drawn (at least one: a category
-    without questions would make a table cell of no questions)."""
+    """One category of data/bfcl/sample.json: its size and the ids drawn (at least one: the category's
+    table cell divides by its number of questions)."""
     total: int
     ids: Annotated[list[str], pydantic.Field(min_length=1)]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import InputError
 from . import bfcl_lib
-from .bfcl_config import BfclConfig
+from .bfcl_config import CATEGORIES, BfclConfig
 
 # The oracle's answer where no listed function applies (BFCL's irrelevance category).
 NO_FUNCTION = "None of the listed functions can do this."
@@ -44,6 +44,9 @@ def questions(sample: dict, where: str = "the BFCL sample") -> list[Question]:
                          f"{bfcl_lib.version()} is installed: rerun stage bfcl_sample (dvc repro bfcl_sample)")
     out = []
     for category, drawn in sample["categories"].items():
+        if category not in CATEGORIES:  # checked here, or BFCL's loader names its own missing data file
+            raise InputError(f"{where}: unknown BFCL category {category!r} (a sample draws from "
+                             f"{', '.join(CATEGORIES)}); rerun stage bfcl_sample")
         by_id = {e["id"]: e for e in bfcl_lib.entries(category)}
         truth = bfcl_lib.ground_truth(category)
         for qid in drawn["ids"]:

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..artifacts.jsonio import read_json, write_json, write_jsonl
+from ..artifacts.jsonio import write_json, write_jsonl
 from ..config import stage_with_models
 from ..external import bfcl_lib
 from ..external.bfcl import answer
 from ..external.bfcl_config import BfclConfig
-from ..external.bfcl_questions import Question, gold_text, questions
+from ..external.bfcl_questions import Question, gold_text
 from ..policy.base import GenConfig
 from ..policy.load import load_policy
 from ..resources import peak_memory_gb
@@ -43,10 +43,10 @@ def _oracle_rows(qs: list[Question]) -> list[dict]:
             for q in qs]
 
 
-def run(p: Plan, store, sample_path: Path, out: Path, model_path: str | None = None,
+def run(p: Plan, store, qs: list[Question], out: Path, model_path: str | None = None,
         progress: Callable[[int], None] = lambda n: None) -> dict:
-    """Answer the sample's questions with ``p``'s configuration; write answers and the generation record."""
-    qs = questions(read_json(sample_path), str(sample_path))
+    """Answer the sample's questions ``qs`` (``bfcl_inputs.read_sample``, read before this is called so that
+    a bad sample fails before the model loads) with ``p``'s configuration; write answers and the record."""
     stats = None
     if p.model is None:
         start = time.perf_counter()

@@ -9,24 +9,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..artifacts.jsonio import read_json, read_jsonl, write_json, write_jsonl
+from ..artifacts.jsonio import write_json, write_jsonl
 from ..errors import InputError
 from ..external.bfcl_check import verdict
-from ..external.bfcl_questions import Question, questions
+from ..external.bfcl_inputs import read_answers, read_sample
+from ..external.bfcl_questions import Question
 from ..external.bfcl_table import config_cells, error_types, paired_rows, scopes
 
 FAMILY = ("exploratory: every configuration but the oracle (right by construction) against A_base in every "
           "scope, on the same questions; Holm-adjusted over all comparisons of this table (one family)")
 
 
-def _verdicts(name: str, folder: Path, by_id: dict[str, Question]) -> tuple[dict, list[dict]]:
+def _verdicts(name: str, folder: Path, by_id: dict[str, Question], release: str) -> tuple[dict, list[dict]]:
     """One configuration's generation record and its answers' verdicts (``cut``: the answer used the
-    whole token cap, so its end may be missing)."""
-    answers_path, gen_path = folder / "answers.jsonl.gz", folder / "generation.json"
-    for path in (answers_path, gen_path):
-        if not path.exists():
-            raise InputError(f"{path}: missing; run stage bfcl for {name} first")
-    gen, rows = read_json(gen_path), list(read_jsonl(answers_path))
+    whole token cap, so its end may be missing); answers under another release than ``release`` are refused."""
+    answers_path = folder / "answers.jsonl.gz"
+    gen, rows = read_answers(folder, name, release)
     got, want = sorted(r["id"] for r in rows), sorted(by_id)
     if got != want:
         extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
@@ -38,12 +36,12 @@ def _verdicts(name: str, folder: Path, by_id: dict[str, Question]) -> tuple[dict
 
 def score(names: list[str], sample_path: Path, answers: Path, out: Path) -> dict:
     """Check every named configuration's answers; write ``verdicts.jsonl.gz`` and ``summary.json``."""
-    drawn = read_json(sample_path)
-    by_id = {q.id: q for q in questions(drawn, str(sample_path))}
+    drawn, qs = read_sample(sample_path)
+    by_id = {q.id: q for q in qs}
     categories = list(drawn["categories"])
     configs, by_config, verdict_rows = {}, {}, []
     for name in names:
-        gen, verdicts = _verdicts(name, answers / name, by_id)
+        gen, verdicts = _verdicts(name, answers / name, by_id, drawn["bfcl_eval"])
         by_config[name] = verdicts
         configs[name] = {"model": gen["model"], "backend": gen["backend"], "adapter": gen["adapter"],
                          "wall_s": gen["wall_s"], "cells": config_cells(verdicts, categories),
