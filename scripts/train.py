@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     part = "" if segment.count == 1 else f" (segment {segment.index} of {segment.count}: steps {segment.steps(recipe.steps)})"
     print(f"train {r.name}: variant {r.variant}, seed {r.seed}, profile {plan.profile}, {plan.models.student} on "
           f"{plan.models.student_backend}; {recipe.steps} steps x {recipe.episodes_per_step} episodes, lr {recipe.lr}{part}")
+    train_file = train.training_file(plan, args.data, args.train_file)  # checked before the bar and the model
     with tqdm(total=recipe.steps, unit="step") as bar:
         def progress(_: str, done: int, total: int) -> None:
             bar.n = done
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
 
         summary = train.run(plan, model_store(), args.data, train.Outputs(args.runs, args.archive, args.stability_log,
                                                                  args.baseline or args.runs / VAL_BASELINE.name),
-                            args.device, args.model_path, progress, args.train_file, segment)
+                            args.device, args.model_path, progress, train_file, segment)
     print(f"train {r.name}: val loss {summary['val_loss']:.4f} on {summary['val_episodes']} oracle validation "
           f"episodes; {summary['train_minutes']:.1f} min; adapter {summary['adapter_sha256'][:12]}")
     return 0

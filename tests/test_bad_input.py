@@ -246,3 +246,15 @@ def test_atomic_write_files_writes_every_file_or_none(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md", "b.html", "blocked"]  # no temporary left
     atomic_write_files({a: b"A1", b: b"B1"})
     assert (a.read_text(), b.read_text()) == ("A1", "B1")
+
+
+@pytest.mark.parametrize("content", [b"", b"\x1f\x8b\x08\x00truncated", b'{"messages": [{"role": "user"}]}\n',
+                                     b'{"messages": [{"role": "user", "content": "x"}]}\n{"mess'])
+def test_train_refuses_a_malformed_aggregate_before_the_model_and_writes_no_run(tmp_path, content):
+    aggregate = tmp_path / "train.jsonl.gz"
+    aggregate.write_bytes(content if content.startswith(b"\x1f\x8b") else gzip.compress(content, mtime=0))
+    runs = tmp_path / "runs"
+    r = _stage("train", "C_dagger_s0", "--train-file", aggregate, "--runs", runs, "--archive", tmp_path / "archive",
+               "--stability-log", tmp_path / "stability.jsonl")
+    _refused(r, aggregate)
+    assert not runs.exists() and not (tmp_path / "archive").exists()

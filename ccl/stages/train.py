@@ -15,7 +15,7 @@ from ..config import ConfigError, ModelsConfig, load_params, stage_with_models
 from ..models.registry import ModelStore
 from ..models.weights import model_dir
 from ..train.recipe import TrainRecipe
-from ..train.run import Segment, train_run
+from ..train.run import LEARNING_DATA, Segment, train_run, variant_rows
 from ..vocabulary import VARIANTS, Run, training_run
 
 
@@ -63,17 +63,26 @@ def dagger_segment(params: Path, name: str, iteration: int, runs: Path) -> Segme
     return Segment(iteration, len(chain), previous, leave_state=True)
 
 
+def training_file(p: Plan, data: Path, train_file: Path | None) -> Path:
+    """The run's training file (``train_file``, else its variant's), its rows checked: a bad file fails
+    here, before the model store converts or loads anything (the script calls this before its progress bar)."""
+    if train_file is None and p.run.variant not in VARIANTS:
+        raise ConfigError(f"run {p.run.name}: a learning arm trains on the file its data stage wrote; pass --train-file")
+    path = train_file or data / "variants" / f"{p.run.variant}.jsonl"
+    variant_rows(path, LEARNING_DATA if train_file else "build_sft")
+    return path
+
+
 def run(p: Plan, store: ModelStore, data: Path, out: Outputs, device: str | None = None,
         model_path: str | None = None, progress: Callable[[str, int, int], None] = lambda *a: None,
         train_file: Path | None = None, segment: Segment = Segment()) -> dict:
     """Train on ``train_file`` (default ``data/variants/<variant>.jsonl``), validate on
     ``data/sft/oracle_val.jsonl``; returns the run's summary (also in ``runs/<name>/summary.json``).
     Rerunning resumes from the checkpoint. ``segment``: the part of the schedule to train (default all)."""
-    if train_file is None and p.run.variant not in VARIANTS:
-        raise ConfigError(f"run {p.run.name}: a learning arm trains on the file its data stage wrote; pass --train-file")
+    train_file = training_file(p, data, train_file)
     folder = model_dir(store, p.models.student, model_path)
     out.stability_log.parent.mkdir(parents=True, exist_ok=True)
     baseline = read_record(out.baseline, "val_baseline") if out.baseline and out.baseline.exists() else None
     return train_run(p.run, p.recipe, p.models.student, folder, p.models.student_backend,
-                     train_file or data / "variants" / f"{p.run.variant}.jsonl", data / "sft" / "oracle_val.jsonl",
+                     train_file, data / "sft" / "oracle_val.jsonl",
                      out.runs, out.archive, out.stability_log, device, progress, baseline, segment)

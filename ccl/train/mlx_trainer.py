@@ -187,6 +187,10 @@ def save_checkpoint(path: Path, step: int, tm: MLXModel, opt, extra: dict) -> No
     from mlx.utils import tree_flatten
     arrays = {f"adapter/{k}": v for k, v in trainable(tm).items()}
     arrays |= {f"optimizer/{k}": v for k, v in tree_flatten(opt.state)}
+    # by name: MLX sorts the header but lays the data out in the dict's order, and a resumed optimizer's
+    # state is rebuilt from the loaded file, whose order need not be a straight run's; sorted, equal
+    # state gives equal bytes (tests/test_checkpoint_determinism.py)
+    arrays = dict(sorted(arrays.items()))
     meta = {"step": str(step), "extra": json.dumps(extra, sort_keys=True)}
     meta["sha256"] = _digest(arrays, meta)
     for stale in orphans(path.parent, path.name):  # a save killed before its rename

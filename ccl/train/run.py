@@ -5,7 +5,10 @@ determined the run), ``train_log.jsonl`` (one line per optimizer step), ``summar
 (steps, train time, peak memory, final validation loss on oracle validation episodes,
 trainable parameters, adapter SHA-256, stability verdict) and ``manifest.json``. While
 running, ``checkpoint.pt`` holds adapter, optimizer, step, RNG and monitor state,
-written atomically every ``checkpoint_every`` steps; a rerun resumes from it.
+written atomically every ``checkpoint_every`` steps; a rerun resumes from it. The checkpoint holds no
+timing, so equal training state gives equal bytes (DVC hashes the ``continuation/`` a segment leaves):
+the train seconds so far, which a resumed run adds to, go beside it in ``checkpoint_seconds.json``
+(:func:`_checkpoint_seconds`), removed with the checkpoint when the run is published.
 A run that breaks the stability rule moves to ``archive/<name>/`` with its reason.
 
 A run may be one segment of a schedule that several runs share (:class:`Segment`; DAgger's
@@ -26,7 +29,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..artifacts.jsonio import atomic_write_bytes, dumps, read_jsonl, sha256_file, write_json
+from ..artifacts.inputs import read_rows
+from ..artifacts.jsonio import atomic_write_bytes, dumps, sha256_file, write_json
+from ..artifacts.shapes import ChatRow
 from ..artifacts.manifest import folder_files, write_manifest
 from ..resources import peak_memory_gb
 from ..vocabulary import Run
@@ -47,6 +52,7 @@ def trainer_module(backend: str):
 
 
 CONTINUATION = "continuation"  # the folder holding the state a segment leaves for the next (checkpoint name inside)
+SECONDS = "checkpoint_seconds.json"  # train seconds at each kept checkpoint's step: the timing kept out of it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,17 +101,21 @@ class RunPaths:
         return self.root / "train_log.jsonl"
 
     @property
+    def seconds(self) -> Path:
+        return self.root / SECONDS
+
+    @property
     def continuation(self) -> Path:
         return self.root / CONTINUATION / self.checkpoint_name
 
 
-def variant_rows(path: Path) -> list[dict]:
-    if not path.exists():
-        raise TrainingError(f"{path}: training set missing; run the build_sft stage first")
-    rows = list(read_jsonl(path))
-    if not rows:
-        raise TrainingError(f"{path}: the training set is empty (see variants.json for why)")
-    return rows
+LEARNING_DATA = "dagger_rollout / err_data"  # the stages that write a learning arm's --train-file
+
+
+def variant_rows(path: Path, stage: str = "build_sft") -> list[dict]:
+    """The training rows of ``path`` (a variant of build_sft, or a learning arm's aggregate written by
+    ``stage``), read by the one reader: missing, corrupt, empty or misshapen is one line naming the file."""
+    return read_rows(path, stage, ChatRow, need_rows=True)
 
 
 def update_stability_log(path: Path, entry: dict) -> None:
@@ -159,7 +169,7 @@ def baseline_key(recipe: TrainRecipe, model_name: str, model_folder: Path, backe
 
 
 def validation_set(tm, val_file: Path, recipe: TrainRecipe) -> list:
-    rows = list(read_jsonl(val_file))[: recipe.val_episodes]
+    rows = read_rows(val_file, "build_datasets", ChatRow, need_rows=True)[: recipe.val_episodes]
     return [p for p in (tm.pack(r["messages"], recipe.max_length) for r in rows) if p.turns]
 
 
@@ -185,8 +195,8 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
     ``segment``: the part of the schedule this run trains (default: all of it)."""
     T, device = trainer_module(backend), resolve_device(backend, device)
     paths = RunPaths(runs_dir / run.name, T.CHECKPOINT)
+    rows = variant_rows(train_file)  # checked before anything is written or loaded
     paths.root.mkdir(parents=True, exist_ok=True)
-    rows = variant_rows(train_file)
     fingerprint = _fingerprint(run, recipe, model_name, model_folder, train_file, segment)
     steps = segment.steps(recipe.steps)
     tm = T.load_for_training(model_folder, recipe, run.seed, device)
@@ -203,6 +213,7 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
         baseline = None  # computed for another model, validation set or device
     start, train_seconds, val_before, val_before_from = _resume(T, tm, opt, paths, fingerprint, monitor, recipe, val,
                                                                 baseline or None, segment)
+    kept = {start: train_seconds} if paths.checkpoint.exists() else {}  # checkpoint step -> train seconds
     _start_log(paths, start, segment.previous if start == steps.start else None)
     with open(paths.log, "a", encoding="utf-8") as logf:
         for step in range(start, steps.stop):
@@ -219,10 +230,9 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
             if broken:
                 return _archive(run, paths, archive_dir, stability_log, step, broken)
             if (step + 1) % recipe.checkpoint_every == 0 or step + 1 == steps.stop:
-                T.save_checkpoint(paths.checkpoint, step + 1, tm, opt,
-                                  {"fingerprint": fingerprint, "train_seconds": train_seconds,
-                                   "monitor": monitor.state(), "val_loss_before": val_before,
-                                   "val_loss_before_from": val_before_from})
+                kept = _checkpoint(T, paths, step + 1, tm, opt, kept, train_seconds,
+                                   {"fingerprint": fingerprint, "monitor": monitor.state(),
+                                    "val_loss_before": val_before, "val_loss_before_from": val_before_from})
     val_loss = T.mean_loss(tm, val, recipe.batch_size, lambda n: None)
     T.save_adapter(tm, paths.adapter)
     summary = {
@@ -237,6 +247,17 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
     summary |= {"segment": f"{segment.index}/{segment.count}"} if segment.count > 1 else {}
     _publish(run, paths, fingerprint, device, summary, stability_log, monitor, steps.stop, segment.leaves_state)
     return summary
+
+
+def _checkpoint(T: Any, paths: RunPaths, step: int, tm: Any, opt: Any, kept: dict[int, float], seconds: float,
+                state: dict) -> dict[int, float]:
+    """Write the checkpoint of ``step`` with no timing inside, so a rerun's is byte-identical
+    (tests/test_checkpoint_determinism.py); its train seconds go to the sidecar first, which keeps the
+    entry of the checkpoint still on disk: a kill between the two writes leaves that one with its entry."""
+    kept = dict(list(kept.items())[-1:]) | {step: round(seconds, 3)}
+    write_json(paths.seconds, {str(k): v for k, v in kept.items()})
+    T.save_checkpoint(paths.checkpoint, step, tm, opt, state)
+    return kept
 
 
 def _fingerprint(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path, train_file: Path,
@@ -266,7 +287,8 @@ def _resume(T: Any, tm: Any, opt: Any, paths: RunPaths, fingerprint: dict, monit
             segment: Segment) -> tuple[int, float, float, str]:
     """Where training starts (step, seconds so far) and the untrained model's validation loss with its
     source: a checkpoint's (this run's own, else the previous segment's continuation), the val_baseline
-    stage's (``baseline``, when its key matches), or computed."""
+    stage's (``baseline``, when its key matches), or computed. The seconds of this run's own checkpoint
+    come from :func:`_checkpoint_seconds`."""
     if paths.checkpoint.exists():
         state = T.load_checkpoint(paths.checkpoint, tm, opt, fingerprint)
     elif segment.previous is not None:
@@ -277,12 +299,33 @@ def _resume(T: Any, tm: Any, opt: Any, paths: RunPaths, fingerprint: dict, monit
     if state is not None:
         monitor.load(state["monitor"])
         # a segment counts its own seconds (the previous segment's run reports its own)
-        seconds = state["train_seconds"] if paths.checkpoint.exists() else 0.0
+        seconds = _checkpoint_seconds(paths, state, segment.steps(recipe.steps).start) \
+            if paths.checkpoint.exists() else 0.0
         return state["step"], seconds, state["val_loss_before"], state.get("val_loss_before_from", "computed")
     if baseline is not None:
         return 0, 0.0, baseline["val_loss_before"], "val_baseline"
     # the untrained model's validation loss: the baseline the run must beat
     return 0, 0.0, round(T.mean_loss(tm, val, recipe.batch_size, lambda n: None), 6), "computed"
+
+
+def _checkpoint_seconds(paths: RunPaths, state: dict, first: int) -> float:
+    """The train seconds this run had spent when its checkpoint (at ``state["step"]``) was written: the
+    entry ``checkpoint_seconds.json`` keeps for that step. Without one (the file deleted, or a checkpoint
+    written before the seconds moved out of it), a checkpoint's own ``train_seconds`` (the old layout), else
+    the step log's timing of this run's steps ``first`` to the checkpoint: each line's tokens over its
+    throughput (``tok_per_s``, rounded to 0.1 tok/s, so within a fraction of a percent)."""
+    step = state["step"]
+    if paths.seconds.exists():
+        try:
+            kept = json.loads(paths.seconds.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:  # written atomically: only a hand edit gets here; the fallbacks apply
+            kept = {}
+        if isinstance(kept, dict) and isinstance(kept.get(str(step)), (int, float)):
+            return float(kept[str(step)])
+    if "train_seconds" in state:
+        return float(state["train_seconds"])
+    return sum(r["tokens"] / r["tok_per_s"] for r in read_log(paths.log, step)
+               if r["step"] >= first and r.get("tok_per_s"))
 
 
 # What a segment must share with the one it continues: everything that defines the schedule and the model.
@@ -324,6 +367,7 @@ def _publish(run: Run, paths: RunPaths, fingerprint: dict, device: str, summary:
         paths.checkpoint.replace(paths.continuation)
     else:
         paths.checkpoint.unlink(missing_ok=True)
+    paths.seconds.unlink(missing_ok=True)  # the timing of a checkpoint no longer there (summary.json has it)
     write_manifest(paths.root, folder_files(paths.root), {"run": run.name, "stage": "train"})
 
 
@@ -341,6 +385,7 @@ def _archive(run: Run, paths: RunPaths, archive_dir: Path, stability_log: Path, 
     shutil.rmtree(dest, ignore_errors=True)
     dest.parent.mkdir(parents=True, exist_ok=True)
     paths.checkpoint.unlink(missing_ok=True)
+    paths.seconds.unlink(missing_ok=True)
     shutil.move(str(paths.root), dest)
     record = {"run": run.name, "status": "broken", "step": step, "reason": reason,
               "archived_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -214,11 +215,32 @@ def set_rng_state(state: dict, device: str) -> None:
         torch.cuda.set_rng_state(state["cuda_rng"], device)
 
 
+def canonical(value):
+    """``value`` rebuilt so that its pickle depends on its content alone. Pickle writes an object it met
+    before as a reference to the first, so two equal strings that are distinct objects give other bytes
+    than one object met twice: after a resume the optimizer's keys are strings read back from the
+    checkpoint, no longer the code's own "step", and the same state pickled differently (issue 55).
+    Every string is interned and every container rebuilt (none shared), dict keys sorted; tensors as
+    they are (torch.save names their storages by order of appearance)."""
+    if type(value) is str:
+        return sys.intern(value)
+    if isinstance(value, dict):
+        return {canonical(k): canonical(value[k]) for k in sorted(value, key=lambda k: (type(k).__name__, k))}
+    if isinstance(value, list):
+        return [canonical(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(canonical(v) for v in value)
+    return value
+
+
 def save_checkpoint(path: Path, step: int, tm: TorchModel, opt: torch.optim.Optimizer, extra: dict) -> None:
+    """Equal state gives equal bytes: :func:`canonical` makes the pickle content-only, and torch's zip
+    has fixed record names (a buffer's: ``archive/``), order and dates and a content-derived
+    serialization id."""
     state = {"step": step, "adapter": {n: p.detach().cpu() for n, p in trainable(tm.model).items()},
              "optimizer": opt.state_dict(), **rng_state(tm.device), **extra}
     buf = io.BytesIO()
-    torch.save({**state, "sha256": state_digest(state)}, buf)
+    torch.save(canonical({**state, "sha256": state_digest(state)}), buf)
     atomic_write_bytes(path, buf.getvalue())
 
 
