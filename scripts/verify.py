@@ -7,7 +7,9 @@
     python -m scripts.verify --pipeline study2/dvc.yaml   # study 2 alone: its lock, data/study2 and runs/study2
 
 Exit status 0 when everything matches; 1 with one line per file that differs, is
-missing, or is present but listed in no manifest. With --compare: 0 when the retrained
+missing, or is present but listed in no manifest (UNCHECKED: nothing checks its bytes).
+A tree without dvc.lock passes only as "consistent": its manifests agree with their files,
+but nothing anchors the manifests themselves. With --compare: 0 when the retrained
 adapter is byte-identical (same CPU kernel path) or within the stated tolerance of the
 published one (ccl/models/adapter_check.py), 1 when it differs.
 """
@@ -17,7 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ccl.artifacts.dvc_lock import prune_stale, stale_stages
+from ccl.artifacts.dvc_lock import lock_file, prune_stale, stale_stages
 from ccl.artifacts.verification import verify_tree
 from ccl.errors import InputError
 from ccl.models import adapter_check
@@ -67,18 +69,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: dvc.lock keeps {len(stale)} entries of stages dvc.yaml no longer defines "
               f"({', '.join(stale)}); not checked (`python -m scripts.verify --prune-lock` removes them)",
               file=sys.stderr)
-    if not (root / "dvc.lock").is_file():
-        print(f"note: {root} has no dvc.lock: each manifest is checked against the files it lists, and files "
-              f"beside manifest folders that no manifest lists are named, but nothing checks the manifests "
-              f"themselves (a file edited together with its manifest passes); a clone's dvc.lock anchors them",
-              file=sys.stderr)
+    anchored = lock_file(root, args.pipeline).is_file()
     for p in problems:
         print(p)
     if problems:
+        if not anchored:
+            print(f"note: {root} has no dvc.lock: each manifest is checked against the files it lists, and every "
+                  f"file no manifest lists is named, but nothing checks the manifests themselves (a file edited "
+                  f"together with its manifest passes); a clone's dvc.lock anchors them", file=sys.stderr)
         print(f"verify: {len(problems)} problem(s)", file=sys.stderr)
         return 1
-    print(f"verify: all files match their manifests under {root}")
+    print(_passed(root, anchored))
     return 0
+
+
+def _passed(root: Path, anchored: bool) -> str:
+    """The one line of a clean check. Without a lock file nothing anchors the manifests, so "match" would
+    overstate it: the files only agree with manifests that could have been rewritten with them."""
+    if anchored:
+        return f"verify: all files match their manifests under {root}"
+    return (f"verify: consistent only: every file under {root} matches its manifest, but no dvc.lock anchors "
+            f"the manifests (a file edited together with its manifest would pass)")
 
 
 if __name__ == "__main__":

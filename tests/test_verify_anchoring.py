@@ -120,3 +120,65 @@ def test_a_pipelines_own_lock_anchors_and_its_manifest_checks_a_folder_kept_in_g
         "UNEXPECTED data2/tasks/extra.jsonl (in no manifest)"]
     # the root's lock (absent here) anchors nothing: the same tree checked against it has no recorded folder
     assert verify_tree(root, [root / "data2"]) == ["UNEXPECTED data2/tasks/extra.jsonl (in no manifest)"]
+
+
+# issue 55: a lone run, or a tree with no manifest at all, has no sibling manifest folders to mark its files
+# UNANCHORED; every file nothing checks is named UNCHECKED all the same, and a clean tree without dvc.lock is
+# called consistent, never "all files match"
+UNCHECKED = "(no manifest lists it and no dvc.lock records it: nothing checks its bytes)"
+
+
+def _lone_run(tmp_path: Path) -> Path:
+    """A bare tree (no dvc.lock) holding one run: runs/C_s0/ with its summary, adapter and manifest."""
+    run = tmp_path / "tree" / "runs" / "C_s0"
+    write_manifest(run, _files(run, ["summary.json", "adapter/adapter_model.safetensors"]))
+    return tmp_path / "tree"
+
+
+def test_a_lone_run_whose_manifest_was_deleted_names_its_edited_adapter(tmp_path):
+    tree = _lone_run(tmp_path)
+    (tree / "runs" / "C_s0" / "manifest.json").unlink()
+    adapter = tree / "runs" / "C_s0" / "adapter" / "adapter_model.safetensors"
+    flipped = bytearray(adapter.read_bytes())
+    flipped[0] ^= 0x01
+    adapter.write_bytes(bytes(flipped))
+    assert verify_tree(tree) == [f"no manifest.json found under {tree}",
+                                 f"UNCHECKED runs/C_s0/adapter/adapter_model.safetensors {UNCHECKED}",
+                                 f"UNCHECKED runs/C_s0/summary.json {UNCHECKED}"]
+    out = _verify(tree)
+    assert out.returncode == 1 and "all files match" not in out.stdout
+    assert f"UNCHECKED runs/C_s0/adapter/adapter_model.safetensors {UNCHECKED}\n" in out.stdout
+
+
+def test_a_lone_run_beside_an_unrelated_manifest_is_still_named(tmp_path):
+    tree = _lone_run(tmp_path)
+    v1 = tree / "data" / "v1"  # its manifest folder's parent is data/, so runs/ is no collection of manifest folders
+    write_manifest(v1, _files(v1, ["tasks.jsonl"]))
+    (tree / "runs" / "C_s0" / "manifest.json").unlink()
+    assert verify_tree(tree) == [f"UNCHECKED runs/C_s0/adapter/adapter_model.safetensors {UNCHECKED}",
+                                 f"UNCHECKED runs/C_s0/summary.json {UNCHECKED}"]
+    assert _verify(tree).returncode == 1
+
+
+def test_a_tree_with_no_manifest_at_all_names_every_file_and_an_empty_one_fails_too(tmp_path):
+    tree = tmp_path / "tree"
+    _files(tree, ["a.json", "sub/b.jsonl", ".hidden", ".git/config"])  # dotfiles and hidden folders: no artifacts
+    assert verify_tree(tree) == [f"no manifest.json found under {tree}", f"UNCHECKED a.json {UNCHECKED}",
+                                 f"UNCHECKED sub/b.jsonl {UNCHECKED}"]
+    out = _verify(tree)
+    assert out.returncode == 1 and "UNCHECKED sub/b.jsonl" in out.stdout and "all files match" not in out.stdout
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert verify_tree(empty) == [f"no manifest.json found under {empty}"]
+    assert _verify(empty).returncode == 1
+
+
+def test_an_intact_lone_run_passes_as_consistent_only_since_no_lock_anchors_its_manifest(tmp_path):
+    tree = _lone_run(tmp_path)
+    assert verify_tree(tree) == []
+    out = _verify(tree)
+    assert out.returncode == 0 and out.stderr == ""
+    assert out.stdout == (f"verify: consistent only: every file under {tree} matches its manifest, but no dvc.lock "
+                          f"anchors the manifests (a file edited together with its manifest would pass)\n")
+    (tree / "runs" / "C_s0" / "notes.txt").write_text("x\n")  # beside the run's files, in no manifest
+    assert verify_tree(tree) == ["UNEXPECTED runs/C_s0/notes.txt (in no manifest)"]

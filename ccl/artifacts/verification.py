@@ -8,7 +8,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path, PurePosixPath
 
-from .dvc_lock import Recorded, Unlisted, recorded_outputs
+from .dvc_lock import Recorded, Unlisted, lock_file, recorded_outputs
 from .jsonio import file_digest, read_json, sha256_file
 from .manifest import MANIFEST, describe
 
@@ -24,7 +24,8 @@ def verify_tree(root: Path, scan: list[Path] | None = None, stale: list[str] | N
     with their MD5, so a deleted or edited manifest is named; and every manifest found or recorded,
     whose every field is recomputed for each file it lists. Lock entries of stages ``dvc.yaml`` no
     longer defines (``stale``, found when not given) anchor nothing. ``pipeline``: whose lock anchors
-    (default the root's ``dvc.yaml``; see ``dvc_lock``)."""
+    (default the root's ``dvc.yaml``; see ``dvc_lock``). Every other file under ``scan`` is named
+    (UNEXPECTED, UNANCHORED or UNCHECKED: see ``_check_unlisted``), so no file passes unchecked."""
     root = Path(root)
     scan = [Path(d) for d in (scan or [root])]
 
@@ -37,8 +38,10 @@ def verify_tree(root: Path, scan: list[Path] | None = None, stale: list[str] | N
     reported = {line.split()[1] for line in problems}
     manifests = sorted({m for d in scan if d.exists() for m in d.rglob(MANIFEST)}
                        | {root / r.path for r in recorded if Path(r.path).name == MANIFEST and (root / r.path).exists()})
-    if not manifests and not recorded:
-        return [f"no {MANIFEST} found under {', '.join(str(d) for d in scan)}"]
+    sweep = _swept(root, scan, pipeline)
+    if not manifests and not recorded:  # nothing to check against: name the tree, then each file in it
+        return ([f"no {MANIFEST} found under {', '.join(str(d) for d in scan)}"]
+                + _check_unlisted(root, scan, sweep, [], set(), set(), []))
     listed: set[Path] = set()
     tracked = {(root / u.path).resolve(): u for u in unlisted}
     for m in manifests:
@@ -49,7 +52,17 @@ def verify_tree(root: Path, scan: list[Path] | None = None, stale: list[str] | N
     problems += [f"UNCHECKED {u.path}/ (dvc.lock records this folder from stage {u.stage}; its file list is not "
                  f"in the DVC cache: dvc pull)" for u in unlisted
                  if inside(root / u.path) and not _covered(root / u.path, anchored, listed)]
-    return problems + _check_unlisted(root, scan, manifests, listed, {(root / r.path).resolve() for r in recorded})
+    tracked_dirs = [(root / u.path).resolve() for u in unlisted if inside(root / u.path)]
+    md5_checked = {(root / r.path).resolve() for r in recorded}
+    return problems + _check_unlisted(root, scan, sweep, manifests, listed, md5_checked, tracked_dirs)
+
+
+def _swept(root: Path, scan: list[Path], pipeline: str | None) -> list[Path]:
+    """The scanned folders whose every file must be checked by something. All of them, except the root of a
+    project with a lock file (``--root`` on a clone): its sources live beside its outputs and git keeps them,
+    so there the lock's records, the manifests' folders and the folders holding those are what is checked."""
+    locked_project = lock_file(root, pipeline).is_file()
+    return [d for d in scan if d.exists() and not (locked_project and d.resolve() == root.resolve())]
 
 
 def _covered(folder: Path, anchored: set[Path], listed: set[Path]) -> bool:
@@ -69,33 +82,55 @@ def special_kind(path: Path) -> str | None:
     return next((name for test, name in SPECIAL if test(mode)), None)
 
 
-def _check_unlisted(root: Path, scan: list[Path], manifests: list[Path], listed: set[Path],
-                    recorded: set[Path]) -> list[str]:
+def _check_unlisted(root: Path, scan: list[Path], sweep: list[Path], manifests: list[Path], listed: set[Path],
+                    recorded: set[Path], tracked_dirs: list[Path]) -> list[str]:
     """Files no manifest lists. In a manifest's folder: UNEXPECTED. In a folder that holds manifest folders
-    (data/, data/v1/, runs/: an artifact collection) and not recorded by dvc.lock: UNANCHORED, since
-    nothing checks them (a run whose manifest was deleted, the task files of a deleted top manifest).
-    Special files there are REFUSED by type."""
+    (data/, data/v1/, runs/: an artifact collection) and not recorded by the lock: UNANCHORED (a run whose
+    manifest was deleted, the task files of a deleted top manifest). Anywhere else in ``sweep`` and not
+    recorded: UNCHECKED, since nothing checks its bytes (a lone run whose manifest was deleted, a tree with
+    no manifest at all). Special files there are REFUSED by type."""
     homes = [m.parent for m in manifests if m.is_file()]  # a refused manifest (a folder, a FIFO) anchors nothing
     collections = {h.parent for h in homes if any(h.parent.resolve().is_relative_to(d.resolve()) for d in scan)}
     problems, seen = [], set()
-    for folder in sorted(set(homes) | collections):
+    for folder in sorted(set(homes) | collections | set(sweep)):  # a parent sorts first: paths come out sorted
         for path in sorted(folder.rglob("*")):
             if path in seen or path.name.startswith(".") or path.name == MANIFEST:  # manifests: checked above
                 continue
             seen.add(path)
             if path.resolve() in listed:  # checked (or refused) with its manifest
                 continue
-            shown, kind = path.relative_to(root).as_posix(), special_kind(path)
-            if kind:
-                problems.append(f"REFUSED {shown} ({kind}, not a regular file; not opened)")
-            elif not path.is_file():
+            where = ("home" if any(path.is_relative_to(h) for h in homes) else
+                     "collection" if any(path.is_relative_to(c) for c in collections) else "elsewhere")
+            if where == "elsewhere" and _left_to_others(path.relative_to(folder), path.resolve(), tracked_dirs):
                 continue
-            elif any(path.is_relative_to(h) for h in homes):
-                problems.append(f"UNEXPECTED {shown} (in no manifest)")
-            elif path.resolve() not in recorded:
-                problems.append(f"UNANCHORED {shown} (no manifest lists it and dvc.lock records none, though "
-                                f"folders beside it have manifests: was its manifest deleted?)")
+            line = _unlisted_line(path.relative_to(root).as_posix(), path, where, path.resolve() in recorded)
+            problems += [line] if line else []
     return problems
+
+
+def _left_to_others(rel: Path, resolved: Path, tracked_dirs: list[Path]) -> bool:
+    """A file outside the manifests' folders that the sweep leaves alone: one in a hidden folder (.git, .dvc
+    of a copied tree hold no artifacts, as dotfiles are none), or in a folder the lock records whose file
+    list is absent (named by that folder's own UNCHECKED line)."""
+    return any(part.startswith(".") for part in rel.parts) or any(resolved.is_relative_to(t) for t in tracked_dirs)
+
+
+def _unlisted_line(shown: str, path: Path, where: str, recorded: bool) -> str | None:
+    """The one line for a file no manifest lists (``where``: in a manifest's folder, "home"; in a folder of
+    manifest folders, "collection"; else "elsewhere"), or None when it needs none: a folder, or a file the
+    lock records outside a manifest's folder (its MD5 was checked)."""
+    if kind := special_kind(path):
+        return f"REFUSED {shown} ({kind}, not a regular file; not opened)"
+    if not path.is_file():
+        return None
+    if where == "home":
+        return f"UNEXPECTED {shown} (in no manifest)"
+    if recorded:
+        return None
+    if where == "collection":
+        return (f"UNANCHORED {shown} (no manifest lists it and dvc.lock records none, though folders beside it "
+                f"have manifests: was its manifest deleted?)")
+    return f"UNCHECKED {shown} (no manifest lists it and no dvc.lock records it: nothing checks its bytes)"
 
 
 def _check_recorded(root: Path, recorded: list[Recorded]) -> list[str]:
