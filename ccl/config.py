@@ -95,15 +95,14 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base`: a key given here overrides base's
                 continue
-            key = self.construct_object(key_node, deep=True)
+            key, line = self.construct_object(key_node, deep=True), key_node.start_mark.line + 1
             try:
-                first = seen.setdefault(key, key_node.start_mark.line + 1)
+                if key in seen:  # on any line: a one-line mapping {a: 1, a: 2} repeats a key on one line
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} given twice (lines {seen[key]} and {line})", key_node.start_mark)
+                seen[key] = line
             except TypeError:  # an unhashable key: let the base class say so
                 break
-            if first != key_node.start_mark.line + 1:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} given twice (lines {first} and {key_node.start_mark.line + 1})",
-                    key_node.start_mark)
         return super().construct_mapping(node, deep)
 
 

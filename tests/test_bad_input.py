@@ -258,3 +258,35 @@ def test_train_refuses_a_malformed_aggregate_before_the_model_and_writes_no_run(
                "--stability-log", tmp_path / "stability.jsonl")
     _refused(r, aggregate)
     assert not runs.exists() and not (tmp_path / "archive").exists()
+
+
+def test_a_key_repeated_inside_a_one_line_mapping_is_refused(tmp_path):
+    from ccl.config import ConfigError, read_yaml
+    path = tmp_path / "params.yaml"
+    path.write_text("evaluate:\n  max_tasks_per_split: {eval_id: 96, eval_id: 12}\n")
+    with pytest.raises(ConfigError, match=r"params.yaml: .*key 'eval_id' given twice \(lines 2 and 2\)"):
+        read_yaml(path)
+
+
+def test_a_full_disk_while_writing_the_reports_names_the_file_and_leaves_the_old_ones(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from ccl.artifacts.jsonio import atomic_write_files
+    a, b = tmp_path / "report.md", tmp_path / "report.html"
+    a.write_text("old md")
+    b.write_text("old html")
+    real_fsync, calls = os.fsync, []
+
+    def full_on_second(fd: int) -> None:  # the second file's fsync finds the disk full
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", full_on_second)
+    with pytest.raises(OSError) as e:
+        atomic_write_files({a: b"new md", b: b"new html"})
+    assert e.value.errno == errno.ENOSPC and e.value.filename == str(b)
+    assert (a.read_text(), b.read_text()) == ("old md", "old html")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.md"]

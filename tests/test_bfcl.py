@@ -245,7 +245,7 @@ def test_stages_write_the_sample_answers_and_table(tmp_path):
     assert json.loads((out / "metrics.json").read_text()) == {"oracle": {s: 100.0 for s in [*CATEGORIES, "ast"]}}
     bad = run_py("-m", "scripts.bfcl_score", "--names", "A_base", "--sample", str(sample), "--answers", str(answers),
                  "--out", str(out), ok=False)
-    assert bad.returncode == 2 and "missing; run stage bfcl for A_base first" in bad.stderr
+    assert bad.returncode == 2 and "missing; run the bfcl@A_base stage first" in bad.stderr
 
 
 def test_the_reports_facts_and_table_read_the_summary(tmp_path):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..artifacts.jsonio import read_jsonl
+from ..artifacts.inputs import read_rows
 from ..records import EpisodeRecord
 from ..vocabulary import MAIN_SPLITS
 
@@ -34,10 +34,10 @@ def repeats_after_answer(record: EpisodeRecord) -> int:
 
 def audit_run(folder: Path) -> dict:
     """One configuration's episodes on the main splits: ruler-2 successes, those repeating an answered call."""
-    success = {r["task_id"]: r["ruler2"]["success"] for r in read_jsonl(folder / "verdicts.jsonl.gz")
+    success = {r["task_id"]: r["ruler2"]["success"] for r in read_rows(folder / "verdicts.jsonl.gz", "judge")
                if r["dataset"] in MAIN_SPLITS}
     n = ok = repeating = 0
-    for e in read_jsonl(folder / "episodes.jsonl.gz"):
+    for e in read_rows(folder / "episodes.jsonl.gz", "evaluate"):
         if e["task_id"] not in success:
             continue
         n += 1

@@ -17,7 +17,8 @@ from typing import Mapping
 
 import numpy as np
 
-from ..artifacts.jsonio import read_jsonl, sha256_file
+from ..artifacts.inputs import read_rows
+from ..artifacts.jsonio import sha256_file
 from ..vocabulary import ORACLE, RULER2, STUDY2_CONTRASTS
 from .contrasts import contrast_family
 from .intervals import _cell, interval, pooled
@@ -40,7 +41,7 @@ EPISODES = "episodes.jsonl.gz"  # the evaluate stage's transcripts of a run, bes
 
 def repeat_flags(run_dir: Path) -> dict[str, bool]:
     """task id -> whether the run's episode repeats an answered call (``repeats_after_answer``)."""
-    return {e["task_id"]: repeats_after_answer(e["record"]) > 0 for e in read_jsonl(run_dir / EPISODES)}
+    return {e["task_id"]: repeats_after_answer(e["record"]) > 0 for e in read_rows(run_dir / EPISODES, "evaluate")}
 
 
 def with_no_repeats(data: ConfigData, flags: Mapping[str, Mapping[str, bool]]) -> ConfigData:

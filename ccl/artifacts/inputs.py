@@ -10,6 +10,7 @@ extra fields allowed) and kept as read, so checking never changes what a stage c
 """
 from __future__ import annotations
 
+import gzip
 import zlib
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,11 @@ from ..errors import InputError
 from .jsonio import read_json, read_jsonl
 from .shapes import Shape, Task
 
-# What a torn or tampered file raises while being read: gzip's own errors (BadGzipFile is an OSError,
-# a truncated stream an EOFError, a damaged deflate stream zlib.error), bytes that are not UTF-8
-# (UnicodeDecodeError, a ValueError) and JSON syntax (a ValueError from read_jsonl / json.load).
-UNREADABLE = (OSError, EOFError, ValueError, zlib.error)
+# What a torn or tampered file raises while being read: gzip's own errors (BadGzipFile, a truncated stream
+# an EOFError, a damaged deflate stream zlib.error), bytes that are not UTF-8 (UnicodeDecodeError, a
+# ValueError) and JSON syntax (a ValueError from read_jsonl / json.load). Any other OSError (no permission,
+# a folder where the file should be) is no corruption: the stage's error boundary names it with its remedy.
+UNREADABLE = (gzip.BadGzipFile, EOFError, ValueError, zlib.error)
 
 
 def one_line(text: object) -> str:

@@ -7,6 +7,7 @@ newline, gzip mtime 0) and a crash never leaves a half-written file behind.
 from __future__ import annotations
 
 import glob
+import errno
 import gzip
 import hashlib
 import io
@@ -118,12 +119,7 @@ def orphans(folder: Path, stem: str) -> list[Path]:
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
     path = Path(path)
-    try:
-        tmp = _temp_file(path, data)
-    except OSError as e:
-        if e.filename is None:  # write() and fsync() name no file: name ours
-            raise type(e)(e.errno, e.strerror or str(e), str(path)) from e
-        raise
+    tmp = _temp_file(path, data)
     try:
         os.replace(tmp, path)
     except BaseException:
@@ -132,36 +128,47 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 
 
 def _temp_file(path: Path, data: bytes) -> Path:
-    """``data`` in a fsynced temporary file beside ``path`` (usual mode), not yet renamed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in orphans(path.parent, path.name):
-        stale.unlink(missing_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path.name), suffix=".tmp")
+    """``data`` in a fsynced temporary file beside ``path`` (usual mode), not yet renamed. An OSError
+    that names no file (write() and fsync() name none: a full disk) is raised naming ``path``."""
     try:
-        os.chmod(tmp, 0o666 & ~_UMASK)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in orphans(path.parent, path.name):
+            stale.unlink(missing_ok=True)  # left by a writer of this file that was killed
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix(path.name), suffix=".tmp")
+    except OSError as e:
+        raise _named(e, path) from e
+    try:
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; an artifact gets the usual mode
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+    except OSError as e:
+        os.unlink(tmp)
+        raise _named(e, path) from e
     except BaseException:
         os.unlink(tmp)
         raise
     return Path(tmp)
 
 
+def _named(e: OSError, path: Path) -> OSError:
+    return e if e.filename is not None else type(e)(e.errno, e.strerror or str(e), str(path))
+
+
 def atomic_write_files(files: dict[Path, bytes]) -> None:
-    """Write several files all or none: every file goes to a temporary name first (a full disk or a
-    crash there leaves each old file as it was), and only then is each renamed over its target."""
+    """Write several files together: every file goes to a temporary name first, so a full disk, a bad
+    input or a crash while writing leaves each old file as it was; only then is each renamed over its
+    target. The renames are not one atomic act: a kill between them leaves some files new, none torn."""
     temps: list[tuple[Path, Path]] = []
     try:
         for path, data in files.items():
             temps.append((_temp_file(Path(path), data), Path(path)))
-    except BaseException:
+        for tmp, path in temps:
+            os.replace(tmp, path)
+    finally:
         for tmp, _ in temps:
-            tmp.unlink(missing_ok=True)
-        raise
-    for tmp, path in temps:
-        os.replace(tmp, path)
+            tmp.unlink(missing_ok=True)  # renamed ones are gone already
 
 
 @contextmanager
@@ -171,24 +178,37 @@ def atomic_folder(path: str | Path) -> Iterator[Path]:
     The swap is two renames; a kill between them leaves the old folder under ``.{name}.<pid>.old``, which
     the next build of ``path`` puts back before it starts."""
     path = Path(path)
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        raise NotADirectoryError(errno.ENOTDIR, "an output folder's place holds a file or a link", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     for stale in orphans(path.parent, path.name):
         if stale.name.endswith(".old") and not path.exists():
             os.replace(stale, path)  # killed mid-swap: the previous folder is the one to keep
         else:
-            shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink(missing_ok=True)
+            _remove(stale)
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=temp_prefix(path.name), suffix=".tmp"))
     try:
         os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp makes 0700
         yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = path.with_name(temp_prefix(path.name) + "old")
-    if path.exists():
-        os.replace(path, old)
-    os.replace(tmp, path)
-    shutil.rmtree(old, ignore_errors=True)
+        old = tmp.with_name(tmp.name + ".old")  # unique: a leftover of an earlier process with our pid is no clash
+        if path.exists():
+            os.replace(path, old)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            if old.exists():
+                os.replace(old, path)  # put the previous folder back
+            raise
+        _remove(old)
+    finally:
+        _remove(tmp)  # only still there when the block or the swap failed
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def jsonl_bytes(rows: Iterable[Any], compress: bool = False) -> bytes:

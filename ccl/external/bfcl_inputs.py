@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..artifacts.inputs import read_record, read_rows
+from ..artifacts.inputs import one_line, read_record, read_rows
 from ..artifacts.shapes import BfclAnswer, BfclGeneration, BfclSample
 from ..errors import InputError
 from ..vocabulary import BASELINES
@@ -31,12 +31,12 @@ def read_answers(folder: Path, name: str, release: str) -> tuple[dict, list[dict
     """One configuration's generation record and answers (at least one), answered under ``release``
     (the sample's, which ``read_sample`` checked is the installed one)."""
     answers_path, gen_path = folder / "answers.jsonl.gz", folder / "generation.json"
+    stage = answering_stage(name)
     for path in (answers_path, gen_path):  # both before either is read: the remedy is the same
         if not path.is_file():
-            raise InputError(f"{path}: missing; run stage bfcl for {name} first")
-    stage = answering_stage(name)
+            raise InputError(f"{path}: missing; run the {stage} stage first")
     gen = read_record(gen_path, stage, BfclGeneration)
     if gen["bfcl_eval"] != release:
-        raise InputError(f"{gen_path}: answered under bfcl-eval {gen['bfcl_eval']}, but the sample and the "
+        raise InputError(f"{gen_path}: answered under bfcl-eval {one_line(gen['bfcl_eval'])}, but the sample and the "
                          f"installed checker are bfcl-eval {release}; rerun the {stage} stage")
     return gen, read_rows(answers_path, stage, BfclAnswer, need_rows=True)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..artifacts.jsonio import atomic_write_bytes, read_jsonl, sha256_file
+from ..artifacts.inputs import read_rows
+from ..artifacts.jsonio import atomic_write_bytes, sha256_file
 from ..errors import InputError
 from .artifacts import Missing
 from .traces import js_assign, prompt_ref
@@ -23,7 +24,7 @@ def _golden(golden_dir: Path, splits: list[str], prompts: dict[str, str]) -> tup
         path = golden_dir / f"{split}.jsonl"
         if not path.is_file():
             raise InputError(f"{path}: missing; run the build_replay stage first")
-        for d in read_jsonl(path):
+        for d in read_rows(path, "build_replay"):
             msgs = [{"role": m["role"], "prompt": prompt_ref(m["content"], prompts)} if m["role"] == "system"
                     else {"role": m["role"], "content": m["content"]} for m in d["messages"]]
             have = longest.get(d["task_id"], [])
@@ -61,7 +62,7 @@ def export_replay(summary: dict | Missing, golden_dir: Path, replay_dir: Path, o
                                  f"run the analyze_replay stage first")
             rows += [{"run": run, "split": r["dataset"], **{k: r[k] for k in (
                 "task_id", "index", "kind", "ready_tools", "verdict", "strict", "text")}}
-                for r in read_jsonl(path) if r["dataset"] in main]
+                for r in read_rows(path, "replay_judge") if r["dataset"] in main]
         rows_by_config[config] = rows
         splits |= {r["split"] for r in rows}
     longest, decisions = _golden(golden_dir, sorted(splits), prompts)

@@ -15,8 +15,8 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from ..artifacts.inputs import read_rows
-from ..artifacts.jsonio import atomic_write_files, read_json, sha256_file
+from ..artifacts.inputs import read_record, read_rows
+from ..artifacts.jsonio import atomic_write_files, sha256_file
 from ..artifacts.shapes import GrpoSample, GrpoStepLog
 from ..config import read_yaml
 from ..errors import InputError
@@ -150,7 +150,7 @@ def oracle_sentence(check: dict) -> str:
 
 def stage_times(root: Path) -> dict:
     """The run's stage-time record, or an empty one before the run has written it."""
-    return read_json(root / TIMES) if (root / TIMES).is_file() else {}
+    return read_record(root / TIMES, "timed_repro") if (root / TIMES).is_file() else {}
 
 
 def recorded(times: dict) -> bool:
@@ -177,7 +177,7 @@ def times_text(times: dict) -> str:
 def adapters_table(root: Path) -> str:
     rows = []
     for d in sorted((root / RUNS).glob("*/summary.json")):
-        s = read_json(d)
+        s = read_record(d, "train")
         rows.append([f"`{d.parent.name}`", s.get("steps", ""), f"{s.get('train_minutes', 0):.1f}",
                      f"`{s.get('adapter_sha256', '')}`"])
     return md_table(["run", "steps", "train minutes", "adapter SHA-256"], rows) if rows else "No adapter trained yet."
@@ -200,7 +200,7 @@ def task_family_table(summary: dict) -> str:
 def dagger_table(root: Path) -> str:
     keys = ["tasks", "beta", "states", "states_off_expert_path", "unrecoverable", "student_passes", "rows",
             "train_rows", "episodes_ruler2_success"]
-    stats = [read_json(f) for f in sorted((root / DAGGER).glob("iter*/stats.json"))]
+    stats = [read_record(f, "dagger_rollout") for f in sorted((root / DAGGER).glob("iter*/stats.json"))]
     rows = [[s.get("iteration"), *(s.get(k) for k in keys)] for s in stats]
     return md_table(["iteration", *keys], rows) if rows else "No DAgger iteration has run."
 
@@ -268,7 +268,7 @@ def attempts(root: Path) -> list[Attempt]:
 
 
 def facts(root: Path, summary: dict, times: dict, power: dict) -> dict:
-    audit = read_json(root / POOL_AUDIT)
+    audit = read_record(root / POOL_AUDIT, "fresh_pool")
     tables = {f["role"]: family_table(f, power) for f in summary["families"].values()}
     monitors, samples = grpo_last_step(root)
     pooled_tasks = next((r["tasks"] for r in summary["success"] if r["split"] == "all"), 0)
@@ -386,7 +386,7 @@ def brief(summary: dict, times: dict, power: dict, stopped: list[Attempt]) -> st
 def build(root: Path) -> Page:
     env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined, keep_trailing_newline=True,
                       autoescape=False)
-    summary, times, power = read_json(root / SUMMARY), stage_times(root), read_json(root / POWER)
+    summary, times, power = read_record(root / SUMMARY, "analyze"), stage_times(root), read_record(root / POWER, "power")
     md = env.get_template("study2.md.j2").render(f=facts(root, summary, times, power))
     return Page(md, html_page("Study 2: learning from its own mistakes", markdown_to_html(md), page="study2"),
                 brief(summary, times, power, attempts(root)))
@@ -403,7 +403,7 @@ def promises(root: Path, text: str) -> list[str]:
     problems = []
     if sha256_file(root / PREREG) not in text:
         problems.append(f"the page does not quote {PREREG}'s SHA-256")
-    summary = read_json(root / SUMMARY) if (root / SUMMARY).is_file() else {"families": {}, "configs": {}}
+    summary = read_record(root / SUMMARY, "analyze") if (root / SUMMARY).is_file() else {"families": {}, "configs": {}}
     for label in (f["label"] for f in summary["families"].values()):
         if text.count(label) != 1:
             problems.append(f"the family label {label!r} appears {text.count(label)} times, not once")
@@ -453,5 +453,5 @@ def check(root: Path, written_md: Path, readme: Path | None = None) -> list[str]
             problems.append(f"{readme}: its {README_BLOCK} block differs from a fresh build")
     # the brief's words against the summary's numbers: a fault of the brief's writer shows here, where the
     # comparison with a fresh build cannot see it
-    problems += conclusion_check(read_json(root / SUMMARY), brief_text, list(BRIEF_ROLES), where)
+    problems += conclusion_check(read_record(root / SUMMARY, "analyze"), brief_text, list(BRIEF_ROLES), where)
     return problems + promises(root, text)

@@ -11,7 +11,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..artifacts.jsonio import atomic_write_bytes, dumps, read_json, read_jsonl
+from ..artifacts.inputs import read_record, read_rows
+from ..artifacts.jsonio import atomic_write_bytes, dumps
 from ..errors import InputError
 
 TASK_FIELDS = ("request", "role", "approvals", "expected_status", "family", "template", "depth", "today")
@@ -50,10 +51,10 @@ def export_traces(runs_dir: Path, tasks_dir: Path, out: Path, prompts: dict[str,
     for verdicts in sorted(runs_dir.glob("*/verdicts.jsonl.gz")):
         folder = verdicts.parent
         name = folder.name
-        judged = {r["task_id"]: r["verdict"] for r in read_jsonl(verdicts)}
+        judged = {r["task_id"]: r["verdict"] for r in read_rows(verdicts, "judge")}
         gen = folder / "generation.json"
-        latency = read_json(gen).get("latency_s", {}) if gen.is_file() else {}
-        episodes = list(read_jsonl(folder / "episodes.jsonl.gz"))
+        latency = read_record(gen, "evaluate").get("latency_s", {}) if gen.is_file() else {}
+        episodes = read_rows(folder / "episodes.jsonl.gz", "evaluate")
         unjudged = [r["task_id"] for r in episodes if r["task_id"] not in judged]
         if unjudged:
             raise InputError(f"{verdicts}: no verdict for {len(unjudged)} episode(s) of {folder / 'episodes.jsonl.gz'} "
@@ -65,7 +66,7 @@ def export_traces(runs_dir: Path, tasks_dir: Path, out: Path, prompts: dict[str,
                        "file": f"data/traces/{name}.js"}
     tasks = {}
     for split in sorted(tasks_dir.glob("*.jsonl")):
-        for t in read_jsonl(split):
+        for t in read_rows(split, "build_datasets"):
             if t["id"] in wanted:
                 tasks[t["id"]] = {k: t.get(k) for k in TASK_FIELDS}
     atomic_write_bytes(out / "tasks.js", js_assign("tasks", None, tasks))

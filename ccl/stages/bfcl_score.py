@@ -12,7 +12,7 @@ from pathlib import Path
 from ..artifacts.jsonio import write_json, write_jsonl
 from ..errors import InputError
 from ..external.bfcl_check import verdict
-from ..external.bfcl_inputs import read_answers, read_sample
+from ..external.bfcl_inputs import answering_stage, read_answers, read_sample
 from ..external.bfcl_questions import Question
 from ..external.bfcl_table import config_cells, error_types, paired_rows, scopes
 
@@ -29,7 +29,7 @@ def _verdicts(name: str, folder: Path, by_id: dict[str, Question], release: str)
     if got != want:
         extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
         raise InputError(f"{answers_path}: answers other questions than the sample (missing {missing[:3]}, "
-                         f"extra {extra[:3]}); rerun stage bfcl for {name}")
+                         f"extra {extra[:3]}); rerun the {answering_stage(name)} stage")
     cap = gen["max_new_tokens"]
     return gen, [{**verdict(by_id[r["id"]], r["text"]), "cut": r["new_tokens"] >= cap} for r in rows]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..artifacts.inputs import read_rows, split_rows
+from ..artifacts.shapes import ChatRow
 from ..artifacts.jsonio import write_json, write_jsonl
 from ..artifacts.manifest import write_manifest
 from ..config import ConfigError, stage_config
@@ -33,7 +34,7 @@ FILES = ("failure_map.json", "tasks.jsonl", "rows.jsonl.gz", "train.jsonl.gz", "
 
 def graded(data: Path, actions: Path) -> list[dict]:
     """A val_replay run's answers, graded (ruler 2 for final answers); the tasks are the ones it answered."""
-    answers = read_rows(actions, "val_replay")
+    answers = read_rows(actions, "val_replay", need_rows=True)
     asked = {a["task_id"] for a in answers}
     tasks = [t for t in split_rows(data / "tasks", VAL_POOL) if t["id"] in asked]
     return grade_all({t["id"]: t for t in tasks}, golden(tasks), answers)
@@ -55,7 +56,7 @@ def run(params: dict, profile: str | None, data: Path, actions: Path, base: Path
     except ValueError as e:
         raise ConfigError(f"err_data: {e}") from None
     new = oracle_rows(tasks)
-    kept = read_rows(base, "build_sft")[: cfg.replay_slice]
+    kept = read_rows(base, "build_sft", ChatRow, need_rows=True)[: cfg.replay_slice]
     write_json(out / "failure_map.json", {"map_half": maps[MAP], "heldout_half": maps[HELDOUT],
                                           "targets": sorted(c for c, v in maps[MAP].items()
                                                             if sum(v["failures"].values()) >= cfg.min_failures),

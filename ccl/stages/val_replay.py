@@ -40,7 +40,7 @@ def plan(params: Path, profile: str | None, name: str, adapter: Path) -> Plan:
 
 
 def run(p: Plan, store: ModelStore, data: Path, out: Path, model_path: str | None = None) -> dict:
-    tasks = split_rows(data / "tasks", VAL_POOL)
+    tasks = split_rows(data / "tasks", VAL_POOL, need_rows=True)
     tasks = tasks[: p.cfg.max_val_tasks] if p.cfg.max_val_tasks else tasks
     gold = golden(tasks)
     policy = load_policy(store, p.models.student, p.models.student_generation, p.adapter,
