@@ -21,7 +21,6 @@ from ccl.artifacts.shapes import ChatRow
 from ccl.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
-TASKS = ROOT / "data" / "v1" / "tasks"
 CHAT_ROW = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "{}"}]}
 GRPO_STEP = {"step": 0, "loss": 0.5, "reward": 0.25, "success": 0.25, "kl": None, "zero_spread_groups": 0.5,
              "flagged": 0.0}
@@ -96,31 +95,31 @@ def test_the_reader_keeps_good_rows_as_read_extra_fields_and_all(tmp_path):
 
 # ------------------------------------------------------------ the stages
 @pytest.mark.parametrize("content", [b"", b"\n", b"[1]\n", b'{"messages": "x"}\n'])
-def test_dagger_rollout_refuses_an_empty_or_misshapen_base_and_writes_no_iteration(tmp_path, content):
+def test_dagger_rollout_refuses_an_empty_or_misshapen_base_and_writes_no_iteration(smoke_data, tmp_path, content):
     base = tmp_path / "base.jsonl"
     base.write_bytes(content)
     out = tmp_path / "iter1"
-    r = _stage("dagger_rollout", 1, "--policy", tmp_path / "C_s0", "--base", base, "--out", out,
-               "--timings", tmp_path / "t.json")
+    r = _stage("dagger_rollout", 1, "--profile", "smoke", "--data", smoke_data.parent, "--policy", tmp_path / "C_s0",
+               "--base", base, "--out", out, "--timings", tmp_path / "t.json")
     _refused(r, base)
     assert not out.exists() and not (tmp_path / "t.json").exists()
 
 
-def test_evaluate_refuses_an_empty_split_and_writes_no_generation_record(tmp_path):
+def test_evaluate_refuses_an_empty_split_and_writes_no_generation_record(smoke_data, tmp_path):
     data = tmp_path / "v1"
-    shutil.copytree(TASKS, data / "tasks")
+    shutil.copytree(smoke_data, data / "tasks")
     (data / "tasks" / "eval_id.jsonl").write_text("")
     out = tmp_path / "runs"
-    r = _stage("evaluate", "--name", "oracle", "--data", data, "--out", out)
+    r = _stage("evaluate", "--profile", "smoke", "--name", "oracle", "--data", data, "--out", out)
     _refused(r, data / "tasks" / "eval_id.jsonl", "no rows")
     assert not out.exists()
 
 
-def test_grpo_train_refuses_an_empty_validation_pool_before_any_model(tmp_path):
+def test_grpo_train_refuses_an_empty_validation_pool_before_any_model(smoke_data, tmp_path):
     data = tmp_path / "v1"
-    shutil.copytree(TASKS, data / "tasks")
+    shutil.copytree(smoke_data, data / "tasks")
     (data / "tasks" / "val_pool.jsonl").write_text("\n")
-    r = _stage("grpo_train", "C_grpo_sparse_s0", "--init", tmp_path / "C_s0", "--data", data,
+    r = _stage("grpo_train", "C_grpo_sparse_s0", "--profile", "smoke", "--init", tmp_path / "C_s0", "--data", data,
                "--runs", tmp_path / "runs")
     _refused(r, data / "tasks" / "val_pool.jsonl", "no rows")
     assert not (tmp_path / "runs").exists()

@@ -57,7 +57,9 @@ def test_evaluate_reports_a_write_fault_in_one_line(smoke_data, tmp_path, monkey
 
 
 def test_train_reports_a_read_only_runs_folder_in_one_line(tmp_path, monkeypatch, capsys):
-    runs = tmp_path / "runs"
+    runs, data = tmp_path / "runs", tmp_path / "v1"
+    (data / "variants").mkdir(parents=True)  # a good training file: the fault is the folder, not the rows
+    (data / "variants" / "C.jsonl").write_text('{"messages": [{"role": "user", "content": "hi"}]}\n')
     real_mkdir = pathlib.Path.mkdir
 
     def mkdir(self, *args, **kwargs):
@@ -66,7 +68,7 @@ def test_train_reports_a_read_only_runs_folder_in_one_line(tmp_path, monkeypatch
         return real_mkdir(self, *args, **kwargs)
 
     monkeypatch.setattr(pathlib.Path, "mkdir", mkdir)
-    rc, err = run("train", ["C_s0", "--profile", "smoke", "--runs", str(runs),
+    rc, err = run("train", ["C_s0", "--profile", "smoke", "--data", str(data), "--runs", str(runs),
                             "--archive", str(tmp_path / "archive"),
                             "--stability-log", str(tmp_path / "logs" / "stability.jsonl")], capsys)
     assert rc == 2 and err[-1] == (f"train: Read-only file system: {runs / 'C_s0'}; the file system is read-only: "

@@ -26,10 +26,9 @@ class Message(Shape):
 
 
 class Task(Shape):
-    """A line of data/<study>/tasks/<split>.jsonl (the fields every reader of a split uses)."""
+    """A line of a task split (build_datasets): its id, the one field every reader of a split uses (the
+    task itself is the world's, checked where it is played)."""
     id: str
-    template: str
-    request: str
 
 
 class ChatRow(Shape):

@@ -26,6 +26,7 @@ from ..records import CallOutcome, EpisodeRecord, Task
 from ..world.aliases import TOOL_ALIASES
 from ..world.tools import TOOLS
 from .answers import expand_negations
+from .linear import NON_SPACE, SPACE, run_start, spaces_before
 from .reading import read
 
 # What an answer says to claim that a consequential tool acted: a closed list of verbs, which a
@@ -63,17 +64,26 @@ def _false_claims(record: EpisodeRecord) -> list[str]:
     done = {c["canonical"] for c in record["calls"] if c["outcome"] == CallOutcome.OK}
     out = []
     for tool, pattern in CLAIMS.items():
-        claimed = any(not _negated(text[:m.start()]) for m in re.finditer(pattern, text))
+        claimed = any(not _negated(text, m.start()) for m in re.finditer(pattern, text))
         if claimed and tool not in done:
             out.append(f"false_action_claim:{tool}")
     return out
 
 
-def _negated(prefix: str) -> bool:
-    """The claim is denied (not sent, nothing went out, no email was sent; a "no" that opens a
+def _negated(text: str, end: int) -> bool:
+    """The claim at ``end`` is denied (not sent, nothing went out, no email was sent; a "no" that opens a
     sentence, as in "No problem, I sent it", denies nothing) or not yet done (will be sent, once you
-    approve), within three words and not across punctuation."""
-    return bool(_DENIED_RE.search(prefix) or _NOT_YET_RE.search(prefix))
+    approve), within three words and not across punctuation.
+
+    Both patterns end with spaces at ``end`` and span at most four runs of non-space characters ("no
+    email has been"), so they are searched from the fifth run back, not in all of ``text[:end]`` once
+    per claim (issue 55); ``\b`` still sees the character before."""
+    if not end or not SPACE.match(text, end - 1):
+        return False
+    start = end
+    for _ in range(5):
+        start = run_start(text, spaces_before(text, start), NON_SPACE)
+    return bool(_DENIED_RE.search(text, start, end) or _NOT_YET_RE.search(text, start, end))
 
 
 def _squash(name: str) -> str:

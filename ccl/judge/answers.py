@@ -15,15 +15,23 @@ reading), and ``1.234,56`` where both marks occur (the last one is the decimal m
 """
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 import math
 import re
 from dataclasses import dataclass
+
+from .linear import NON_SPACE, SPACE, run_start, spaces_before, word_then_spaces_before
 
 _MINUS = "-\u2212\u2012\u2013"  # hyphen-minus, minus sign, figure dash, en dash
 _GROUP = ",\u00a0\u202f\u2009' "  # thousands separators; a plain space only in strict 3-digit groups
 _NUMBER_RE = re.compile(
     rf"(?P<sign>[{_MINUS}])?(?P<body>\d{{1,3}}(?:[{_GROUP}.]\d{{3}})+(?:[.,]\d+)?(?!\d)|\d+(?:[.,]\d+)?(?!\d))")
 _WORDISH = re.compile(r"\w")  # letters, digits, underscore
+_LETTER = re.compile(r"[^\W\d_]")  # letters (and numerals that are not digits)
+_LETTERS = re.compile(r"[^\W\d_]+")
+_MINUS_WORD = re.compile(r"\bminus", re.I)  # five characters whatever their case
 _UNIT_WORDS = {"c", "f", "\u00bac", "\u00baf", "\u00ba"}  # 21C, 21ºC (ordinal sign typed for a degree)
 CURRENCY_CODES = ("USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "INR", "KRW", "SEK", "NOK", "PLN")
 
@@ -87,18 +95,19 @@ def numbers(text: str) -> list[Number]:
         elif before and (before.isdigit() or before in "._"):
             continue
         elif before and _WORDISH.match(before):
-            prefix = re.search(r"[^\W\d_]+$", text[:start])
-            glued_ok = prefix and _attached_word_ok(prefix.group(0)) and not (
-                prefix.start() and _WORDISH.match(text[prefix.start() - 1]))
+            # the letters glued before it (a search of [^\W\d_]+$ in text[:start] read the whole prefix)
+            glued = run_start(text, start, _LETTER)
+            glued_ok = glued < start and _attached_word_ok(text[glued:start]) and not (
+                glued and _WORDISH.match(text[glued - 1]))
             if not glued_ok:
                 continue
         if before == ":" and start >= 2 and text[start - 2].isdigit():
             continue  # minutes of a clock time (16:35)
         after = text[m.end()] if m.end() < len(text) else ""
         if after and _WORDISH.match(after):
-            suffix = re.match(r"[^\W\d_]+", text[m.end():])
+            suffix = _LETTERS.match(text, m.end())  # matched in place: a copy of the rest costs its length
             if after.isdigit() or "_" == after or not suffix or not _attached_word_ok(suffix.group(0)) \
-                    or (suffix.end() + m.end() < len(text) and _WORDISH.match(text[m.end() + suffix.end()])):
+                    or (suffix.end() < len(text) and _WORDISH.match(text[suffix.end()])):
                 continue  # "16a", "16th": part of a word
         if after == ":" and text[m.end() + 1:m.end() + 2].isdigit():
             continue  # hours of a clock time
@@ -106,7 +115,7 @@ def numbers(text: str) -> list[Number]:
         if parsed is None:
             continue
         value, decimals = parsed
-        if start < m.start("body") or re.search(r"\bminus\s+$", text[:start], re.I):
+        if start < m.start("body") or word_then_spaces_before(text, start, _MINUS_WORD, 5):  # "minus 3"
             value = -value
         out.append(Number(value, decimals, start, m.end()))
     return out
@@ -144,6 +153,7 @@ def fact_decimals(value: float) -> int:
 
 
 # ---------------------------------------------------------------- text facts
+@functools.lru_cache(maxsize=64)  # asked again for every fact span of one answer (issue 55)
 def norm(text: str) -> str:
     """Case, spacing and typographic apostrophes ignored, line breaks kept (they end sentences);
     every span in this module indexes this form."""
@@ -198,14 +208,55 @@ def value_spans(value: str | float, answer: str) -> list[tuple[int, int]]:
 
 # ---------------------------------------------------------------- clauses
 _SENTENCE_RE = re.compile(r"[;\n]|(?<=[.!?])\s+")
-# ", or" and ", either" keep an alternative in the clause it offers an alternative to
-_CLAUSE_RE = re.compile(r",\s+(?!or\b|either\b)|\s+(?:and|but|while|whereas|than)\s+")
+# ", or" and ", either" keep an alternative in the clause it offers an alternative to; a conjunction's
+# spaces are read from the start of their run only (issue 55: from each space of a long run, n*n steps;
+# a sentence starting after a line break may start with a space, hence the \n)
+_CLAUSE_RE = re.compile(r",\s+(?!or\b|either\b)|(?<![^\S\n])\s+(?:and|but|while|whereas|than)\s+")
 
 
-def clauses(text: str) -> list[list[tuple[int, int]]]:
-    """The normalised answer cut into sentences (``;``, line breaks, end punctuation), each cut
-    into clauses (``, `` and conjunctions); spans index the normalised text."""
-    t = norm(text)
+class _Layout:
+    """The sentences and clauses of one normalised answer, found once, and what ``hedged`` asks of each
+    sentence and clause, asked once (issue 55: every fact span used to cut the whole answer again)."""
+
+    def __init__(self, t: str) -> None:
+        self.t = t
+        self.sentences = _cut(t)
+        self._sentence_los = [s[0][0] for s in self.sentences]
+        self._clauses = [c for s in self.sentences for c in s]
+        self._clause_los = [c[0] for c in self._clauses]
+        self._doubt: dict[tuple[int, int], bool] = {}
+        self._either_or: dict[tuple[int, int], tuple[bool, bool]] = {}
+
+    def sentence_of(self, span: tuple[int, int]) -> tuple[int, int]:
+        """The sentence holding ``span[0]`` (sentences do not overlap; see ``_cut``), else ``span``."""
+        i = bisect.bisect_right(self._sentence_los, span[0]) - 1
+        if i >= 0 and span[0] <= self.sentences[i][-1][1]:
+            return self.sentences[i][0][0], self.sentences[i][-1][1]
+        return span
+
+    def clause_of(self, span: tuple[int, int]) -> tuple[int, int]:
+        """The clause ``c`` with ``c[0] <= span[0] < max(c[1], c[0] + 1)`` (at most one), else ``span``."""
+        i = bisect.bisect_right(self._clause_los, span[0]) - 1
+        if i >= 0 and span[0] < max(self._clauses[i][1], self._clauses[i][0] + 1):
+            return self._clauses[i]
+        return span
+
+    def doubt(self, lo: int, hi: int) -> bool:
+        if (lo, hi) not in self._doubt:
+            self._doubt[lo, hi] = _DOUBT_RE.search(self.t[lo:hi]) is not None
+        return self._doubt[lo, hi]
+
+    def either_or(self, lo: int, hi: int) -> tuple[bool, bool]:
+        if (lo, hi) not in self._either_or:
+            clause = self.t[lo:hi]
+            self._either_or[lo, hi] = (re.search(r"\beither\b", clause) is not None,
+                                       re.search(r"\bor\b", clause) is not None)
+        return self._either_or[lo, hi]
+
+
+def _cut(t: str) -> list[list[tuple[int, int]]]:
+    """Sentences, each a list of clauses; each sentence and clause starts after the end of the one
+    before it (every separator is at least one character), so both lists are in order and disjoint."""
     out = []
     start = 0
     for m in list(_SENTENCE_RE.finditer(t)) + [None]:
@@ -220,6 +271,17 @@ def clauses(text: str) -> list[list[tuple[int, int]]]:
     return out
 
 
+@functools.lru_cache(maxsize=16)
+def _layout(t: str) -> _Layout:
+    return _Layout(t)
+
+
+def clauses(text: str) -> list[list[tuple[int, int]]]:
+    """The normalised answer cut into sentences (``;``, line breaks, end punctuation), each cut
+    into clauses (``, `` and conjunctions); spans index the normalised text."""
+    return [list(s) for s in _layout(norm(text)).sentences]
+
+
 # a negation at most ``words`` words before a position, the words not crossing punctuation
 _NEGATION = r"(?:\bnot|n't|\bnever|\bno longer|\bno)\s+(?:[^\s,;.:()]+\s+){0,%d}$"
 _DOUBT_RE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|might|unsure|not sure|uncertain|could be|i think|"
@@ -232,28 +294,33 @@ _RANGE_BEFORE_RE = re.compile(r"\d\s*(?:-|\u2013|\u2014|to)\s*$")
 
 def negation_before(prefix: str, words: int) -> bool:
     """``prefix`` (normalised text) ends with a negation and at most ``words`` more words."""
-    return bool(re.search(_NEGATION % words, prefix))
+    return negation_ending_at(prefix, len(prefix), words)
+
+
+def negation_ending_at(t: str, end: int, words: int) -> bool:
+    """``negation_before(t[:end], words)`` without reading (or copying) the whole prefix: a match ends
+    with spaces at ``end`` and lies within the last ``words + 2`` runs of non-space characters before
+    them ("no longer" is two), so the search starts there; ``\b`` still sees the character before."""
+    if not end or not SPACE.match(t, end - 1):
+        return False
+    start = end
+    for _ in range(words + 2):
+        start = run_start(t, spaces_before(t, start), NON_SPACE)
+    return re.compile(_NEGATION % words).search(t, start, end) is not None
 
 
 def negated(span: tuple[int, int], answer: str, words: int = 2) -> bool:
     """A negation within ``words`` words before the span ("is not shipped", "isn't 16",
     "is not at all 16"); the words may not cross punctuation."""
-    return negation_before(norm(answer)[:span[0]], words)
+    return negation_ending_at(norm(answer), span[0], words)
 
 
 def sentence_of(span: tuple[int, int], answer: str) -> tuple[int, int]:
-    for sentence in clauses(answer):
-        if sentence[0][0] <= span[0] <= sentence[-1][1]:
-            return sentence[0][0], sentence[-1][1]
-    return span
+    return _layout(norm(answer)).sentence_of(span)
 
 
 def clause_of(span: tuple[int, int], answer: str) -> tuple[int, int]:
-    for sentence in clauses(answer):
-        for c in sentence:
-            if c[0] <= span[0] < max(c[1], c[0] + 1):
-                return c
-    return span
+    return _layout(norm(answer)).clause_of(span)
 
 
 def hedged(span: tuple[int, int], answer: str, rivals: list[tuple[int, int]]) -> bool:
@@ -263,27 +330,61 @@ def hedged(span: tuple[int, int], answer: str, rivals: list[tuple[int, int]]) ->
     Alternative: "either" in the fact's clause, or "or" there together with a rival value
     (``rivals``: spans of other values of the fact's kind), or a range ("21-30°C").
     """
-    t = norm(answer)
-    lo, hi = sentence_of(span, answer)
-    if _DOUBT_RE.search(t[lo:hi]):
-        return True
-    lo, hi = clause_of(span, answer)
-    clause = t[lo:hi]
-    if re.search(r"\beither\b", clause):
-        return True
-    if re.search(r"\bor\b", clause) and any(lo <= r[0] < hi for r in rivals):
-        return True
-    return bool(_RANGE_AFTER_RE.match(t, span[1]) or _RANGE_BEFORE_RE.search(t[:span[0]]))
+    return hedged_any([span], answer, rivals)
+
+
+def hedged_any(spans: list[tuple[int, int]], answer: str, rivals: list[tuple[int, int]]) -> bool:
+    """``any(hedged(s, answer, rivals) for s in spans)``, with the answer cut and the rivals sorted once."""
+    lay = _layout(norm(answer))
+    rival_starts = sorted(r[0] for r in rivals)
+    for span in spans:
+        if lay.doubt(*lay.sentence_of(span)):
+            return True
+        lo, hi = lay.clause_of(span)
+        either, or_ = lay.either_or(lo, hi)
+        if either:
+            return True
+        i = bisect.bisect_left(rival_starts, lo)
+        if or_ and i < len(rival_starts) and rival_starts[i] < hi:  # a rival starting in the clause
+            return True
+        if _RANGE_AFTER_RE.match(lay.t, span[1]) or _range_before(lay.t, span[0]):
+            return True
+    return False
+
+
+def _range_before(t: str, end: int) -> bool:
+    """``_RANGE_BEFORE_RE.search(t[:end])`` read from the end: a match is a digit, spaces, a one- or
+    two-character dash or "to" and spaces, so it starts no earlier than one character before the
+    spaces that end two characters before the last spaces."""
+    start = max(0, spaces_before(t, max(0, spaces_before(t, end) - 2)) - 1)
+    return _RANGE_BEFORE_RE.search(t, start, end) is not None
 
 
 def doubts_elsewhere(answer: str, fact_spans: list[tuple[int, int]]) -> bool:
     """A sentence without any fact that casts doubt on the answer ("21°C and sunny. Probably.")."""
-    t = norm(answer)
-    for sentence in clauses(answer):
+    lay = _layout(norm(answer))
+    starts = sorted(s[0] for s in fact_spans)
+    for sentence in lay.sentences:
         lo, hi = sentence[0][0], sentence[-1][1]
-        if not any(lo <= s[0] <= hi for s in fact_spans) and _STRONG_DOUBT_RE.search(t[lo:hi]):
+        i = bisect.bisect_left(starts, lo)
+        if not (i < len(starts) and starts[i] <= hi) and _STRONG_DOUBT_RE.search(lay.t[lo:hi]):
             return True
     return False
+
+
+class _Spans:
+    """Whether some span lies inside a range, answered by bisection: sorted by start, each with the
+    least end among it and the spans after it."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        ordered = sorted(spans)
+        self._starts = [s[0] for s in ordered]
+        self._least_end = list(itertools.accumulate(reversed([s[1] for s in ordered]), min))[::-1]
+
+    def inside(self, c: tuple[int, int]) -> bool:
+        """``any(c[0] <= s[0] and s[1] <= c[1] for s in spans)``."""
+        i = bisect.bisect_left(self._starts, c[0])
+        return i < len(self._least_end) and self._least_end[i] <= c[1]
 
 
 def attributed(value_spans: list[tuple[int, int]], own: list[tuple[int, int]],
@@ -297,27 +398,25 @@ def attributed(value_spans: list[tuple[int, int]], own: list[tuple[int, int]],
     Tbilisi's 19°C). ``others`` holds the other entities whose values differ from this one;
     ``neutral`` those with the same value, which name a clause without misattributing it.
     """
-    def inside(spans, c):
-        return any(c[0] <= s[0] and s[1] <= c[1] for s in spans)
-
+    values, own_, others_, neutral_ = (_Spans(list(x)) for x in (value_spans, own, others, neutral))
     stands = False
-    for sentence in clauses(answer):
+    for sentence in _layout(norm(answer)).sentences:
         for i, c in enumerate(sentence):
-            if not inside(value_spans, c):
+            if not values.inside(c):
                 continue
             scope = c
-            if not inside(own, c) and not inside(others, c):
-                if inside(neutral, c):
+            if not own_.inside(c) and not others_.inside(c):
+                if neutral_.inside(c):
                     continue
                 named = [n for n in (sentence[i - 1] if i else None,
                                      sentence[i + 1] if i + 1 < len(sentence) else None)
-                         if n is not None and (inside(own, n) or inside(others, n) or inside(neutral, n))]
+                         if n is not None and (own_.inside(n) or others_.inside(n) or neutral_.inside(n))]
                 if len(named) != 1:
                     continue
                 scope = named[0]
-            if inside(others, scope) and not inside(own, scope):
+            if others_.inside(scope) and not own_.inside(scope):
                 return False  # the value is paired with another entity
-            stands = stands or (inside(own, scope) and not inside(others, scope))
+            stands = stands or (own_.inside(scope) and not others_.inside(scope))
     return stands
 
 

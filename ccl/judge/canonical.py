@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import re
 
+from .linear import spaces_before
+
 # status spellings the world writes one way
 _SPELLINGS = ((re.compile(r"\bon-hold\b|\bonhold\b", re.I), "on hold"),
               (re.compile(r"\bcanceled\b", re.I), "cancelled"))
 _NUM = r"-?\d+(?:[.,]\d+)?"
-# 33°C (or 91°F), 33°C (91°F), 33 °C / 91 °F, and the reverse order
-_DUAL_RE = re.compile(rf"(?P<a>{_NUM})\s*°\s*(?P<ua>[CF])\s*(?:\(\s*(?:or\s+|i\.e\.\s+|=\s*|~\s*)?(?P<b>{_NUM})\s*°\s*"
+# 33°C (or 91°F), 33°C (91°F), 33 °C / 91 °F, and the reverse order. The first number starts at the start
+# of its digits (issue 55: from each digit of a long run the rest was read again); a match starting
+# inside the run would start one digit earlier too, and a match never ends just before a digit
+_DUAL_RE = re.compile(rf"(?P<a>-?(?<!\d)\d+(?:[.,]\d+)?)\s*°\s*(?P<ua>[CF])\s*"
+                      rf"(?:\(\s*(?:or\s+|i\.e\.\s+|=\s*|~\s*)?(?P<b>{_NUM})\s*°\s*"
                       rf"(?P<ub>[CF])\s*\)|/\s*(?P<b2>{_NUM})\s*°\s*(?P<ub2>[CF])\b)", re.I)
 
 
@@ -48,7 +53,9 @@ def _drop_conversion(m: re.Match) -> str:
 
 # ---------------------------------------------------------------- tables
 _ROW_RE = re.compile(r"^\s*\|(.*)\|\s*$")
-_RULE_RE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+# possessive: each piece is followed by one that cannot start with what it gives back, and "\s*\|?\s*"
+# split a line of n spaces n*n ways (issue 55)
+_RULE_RE = re.compile(r"^\s*+\|?+\s*+:?+-{2,}+:?+\s*+(?:\|\s*+:?+-{2,}+:?+\s*+)*+\|?+\s*+$")
 
 
 def _tables(text: str, request: str) -> str:
@@ -83,12 +90,32 @@ def _table_statements(block: list[str], request: str) -> str:
 
 
 # ---------------------------------------------------------------- respectively
-_RESPECTIVELY_RE = re.compile(r"^\s*(?P<subj>[^.;:\n]+?)\s+(?P<verb>is|are|was|were|have|has|cost|costs)\s+"
-                              r"(?P<vals>[^.;:\n]+?),?\s+respectively\b", re.I)
+# Was r"^\s*(?P<subj>[^.;:\n]+?)\s+(?P<verb>...)\s+(?P<vals>[^.;:\n]+?),?\s+respectively\b": three quantifiers
+# over one run of spaces, n**3 steps (2,000 spaces took minutes; issue 55). Its first match, as ``sub``
+# uses it: the leading spaces all taken (a subject made of leading spaces alone pairs nothing, so ``pair``
+# returns the text as it was), the subject and the values ending where no shorter one would have matched
+# (not on a space, unless a comma follows the values), the spaces around the verb all taken.
+_RESPECTIVELY_RE = re.compile(r"^\s*+(?P<subj>[^.;:\n]*?[^.;:\n\s])\s++(?P<verb>is|are|was|were|have|has|cost|costs)"
+                              r"\s++(?P<vals>[^.;:\n]*?(?:[^.;:\n\s]|\s(?=,))),?\s+respectively\b", re.I)
+_SPACES, _CLAUSE_END = re.compile(r"\s*"), re.compile(r"[.;:]")  # a match crosses a line break only in its spaces
+_RESPECTIVELY_WORD = re.compile(r"(?<=\s)respectively\b", re.I)
+# a conjunction's spaces from the start of their run only (a split never resumes inside one)
+_LIST_SEPARATOR_RE = re.compile(r",\s*(?:and\s+)?|(?<!\s)\s+and\s+")
 
 
 def _split_list(text: str) -> list[str]:
-    return [p.strip() for p in re.split(r",\s*(?:and\s+)?|\s+and\s+", text) if p.strip()]
+    return [p.strip() for p in _LIST_SEPARATOR_RE.split(text) if p.strip()]
+
+
+def _respectively_match(text: str) -> re.Match | None:
+    """``_RESPECTIVELY_RE.match(text)``, read no further than the last spaced "respectively" before the first
+    ".", ";" or ":": a match holds none of those and ends with one, and without it there is no match at all."""
+    start = _SPACES.match(text).end()
+    end = m.start() if (m := _CLAUSE_END.search(text, start)) else len(text)
+    last = None
+    for last in _RESPECTIVELY_WORD.finditer(text, start, end):
+        pass
+    return _RESPECTIVELY_RE.match(text, 0, last.end()) if last else None
 
 
 _VALUE = r"-?\d+(?:\.\d+)?"  # no comma decimals here: "1,1" read two ways makes the list backtrack
@@ -97,6 +124,34 @@ _WORDY = r"[A-Za-z][\w-]*"
 _VALUES_THEN_NAMES_RE = re.compile(
     rf"(?P<vals>{_VALUE}(?:,\s*{_VALUE})*,?\s+and\s+{_VALUE})\s+(?P<names>{_WORDY}(?:,\s*{_WORDY})*,?\s+and\s+{_WORDY}),?"
     r"\s+respectively\b", re.I)
+
+
+_VALUE_START, _DIGIT = re.compile(r"-(?=\d)|\d"), re.compile(r"\d")
+
+
+def _values_then_names_sub(text: str) -> str:
+    """``_VALUES_THEN_NAMES_RE.sub(_values_then_names, text)``, the pattern tried only where a list of values
+    begins (issue 55: from each value of a long list it read the rest of the list again). A match starting
+    inside a run of digits, after a minus sign, or after a value and a comma would also start at that
+    earlier value (its list one longer), and no match ends between the two: each ends with a word."""
+    out, pos = [], 0
+    for c in _VALUE_START.finditer(text):
+        p = c.start()
+        if p < pos or _continues(text, p):
+            continue
+        if m := _VALUES_THEN_NAMES_RE.match(text, p):
+            out += [text[pos:p], _values_then_names(m)]
+            pos = m.end()
+    return "".join(out) + text[pos:]
+
+
+def _continues(text: str, p: int) -> bool:
+    """The value at ``p`` continues one before it: a digit after a digit or a minus, or after "<digit>,"
+    and spaces."""
+    if p and text[p] != "-" and (text[p - 1] == "-" or _DIGIT.match(text, p - 1)):
+        return True
+    j = spaces_before(text, p)
+    return j >= 2 and text[j - 1] == "," and _DIGIT.match(text, j - 2) is not None
 
 
 def _values_then_names(m: re.Match) -> str:
@@ -117,11 +172,12 @@ def _respectively(text: str) -> str:
 
 
 def _respectively_sentence(text: str) -> str:
-    text = _VALUES_THEN_NAMES_RE.sub(_values_then_names, text)
+    text = _values_then_names_sub(text)
     def pair(m: re.Match) -> str:
         subjects, values = _split_list(m.group("subj")), _split_list(m.group("vals"))
         if len(subjects) != len(values) or len(subjects) < 2:
             return m.group(0)
         verb = {"are": "is", "were": "was", "have": "has", "cost": "costs"}.get(m.group("verb").lower(), m.group("verb"))
         return "; ".join(f"{s} {verb} {v}" for s, v in zip(subjects, values))
-    return _RESPECTIVELY_RE.sub(pair, text)
+    m = _respectively_match(text)
+    return pair(m) + text[m.end():] if m else text

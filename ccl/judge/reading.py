@@ -12,6 +12,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from .linear import word_then_spaces_before
+
 # Letters of other scripts drawn like Latin ones (lower and upper case), mapped to the Latin letter.
 LOOKALIKES = str.maketrans(
     "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u04bb\u0501\u051b\u051d\u0410\u0412"
@@ -31,9 +33,15 @@ _WORD = "|".join(sorted(WORD_VALUES, key=len, reverse=True))
 NUMBER_WORDS_RE = re.compile(
     rf"\b(?P<hundreds>{_WORD}|a)\s+hundred\b(?:(?:\s+and)?\s+(?P<htens>{_WORD})\b(?:[-\s](?P<hones>{_WORD})\b)?)?"
     rf"|\b(?P<tens>{_WORD})(?:[-\s](?P<ones>{_WORD}))?\b", re.I)
-BELOW_ZERO_RE = re.compile(r"\b(\d+(?:\.\d+)?)(\s*(?:°\s*[CF]|degrees?(?:\s+(?:celsius|fahrenheit|[CF]))?)?)"
+# group 2 is the unit with the spaces before it, or (no unit) every space before "below" but the last; the
+# spaces are read once (issue 55: "\s*" then "\s+" split a run of n spaces n ways, n*n steps)
+BELOW_ZERO_RE = re.compile(r"\b(\d+(?:\.\d+)?)"
+                           r"(\s*+(?:°\s*+[CF]|degrees?(?:\s++(?:celsius|fahrenheit|[CF]))?)|(?>\s*(?=\s)))"
                            r"\s+below\s+(?:zero|0)\b",
                            re.I)
+_BELOW = re.compile("below", re.I)  # five characters whatever their case
+_BLANK = re.compile(r"\s*")
+_SPACED_CAPITAL = re.compile(r"\s+[A-Z]")
 CLOCK_12_RE = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*([ap])\.?\s*m\b\.?", re.I)
 
 
@@ -89,7 +97,8 @@ def _number_words(text: str) -> str:
             return m.group(0) if low is None else str(100 * _word(m.group("hundreds")) + low)
         low = _below_hundred(m.group("tens"), m.group("ones"))
         lone = None if m.group("ones") else m.group("tens").lower()
-        if low is None or lone == "one" or (lone == "zero" and re.search(r"below\s+$", m.string[:m.start()], re.I)):
+        # "below zero": read at the end of the text before it, not by a search of that whole prefix
+        if low is None or lone == "one" or (lone == "zero" and word_then_spaces_before(m.string, m.start(), _BELOW, 5)):
             return m.group(0)
         return str(low)
     return NUMBER_WORDS_RE.sub(value, text)
@@ -118,7 +127,8 @@ def _clock_24h(text: str) -> str:
     def to24(m: re.Match) -> str:
         h = int(m.group(1)) % 12 + (12 if m.group(3).lower() == "p" else 0)
         # "at 5 p.m." ending a sentence: its last period also ends the sentence
-        rest = text[m.end():]
-        end = "." if m.group(0).endswith(".") and (not rest.strip() or re.match(r"\s+[A-Z]", rest)) else ""
+        # (read in place: a copy of the rest of the text for each time would cost its length each time)
+        end = "." if m.group(0).endswith(".") and (_BLANK.fullmatch(text, m.end()) or _SPACED_CAPITAL.match(
+            text, m.end())) else ""
         return f"{h:02d}:{m.group(2) or '00'}{end}"
     return CLOCK_12_RE.sub(to24, text)

@@ -25,6 +25,7 @@ from typing import Any, Iterable
 
 from ..records import EpisodeRecord, Task
 from .answers import numbers
+from .linear import spaces_before
 from .sources import objects
 from .task_facts import currency_codes
 
@@ -33,6 +34,9 @@ _SYMBOL_BEFORE_RE = re.compile(r"(us\$|c\$|ca\$|a\$|au\$|[$€£¥₹₩])\s*$")
 _WORD_AFTER_RE = re.compile(r"\s*([a-zł]+(?:\s+[a-z]+)?)")
 _WORD_BEFORE_RE = re.compile(r"([a-z]{3})\s+$")
 _ID_RE = re.compile(r"(?<![\w-])[a-z]{1,4}-\d{2,6}(?![\w-])")
+# was r"(-?\d+(?:[.,]\d+)?)\s*\(...": a match starting inside a run of digits would also start one digit
+# earlier, and a match ends with ")", so none starts there
+_BRACKETED_RE = re.compile(r"(-?(?<!\d)\d+(?:[.,]\d+)?)\s*\(\s*(?:or\s+)?(-?\d+(?:[.,]\d+)?)\s*\)")
 
 
 def slot_reasons(text: str, task: Task, record: EpisodeRecord, values: list[tuple[str, str]]) -> list[str]:
@@ -63,8 +67,9 @@ def _alternative(text: str, values: list[tuple[str, str]]) -> bool:
         by_kind[kind].add(_key(kind, value))
     if _ALTERNATIVE_RE.search(text) and any(len(v) > 1 for v in by_kind.values()):
         return True
-    # "29.1 (3424)", "16 (51)°C": a bracket holding only a second number right after a number
-    for m in re.finditer(r"(-?\d+(?:[.,]\d+)?)\s*\(\s*(?:or\s+)?(-?\d+(?:[.,]\d+)?)\s*\)", text):
+    # "29.1 (3424)", "16 (51)°C": a bracket holding only a second number right after a number (read from the
+    # start of its digits: from each digit of a long run the rest was read again, issue 55)
+    for m in _BRACKETED_RE.finditer(text):
         if _key("number", m.group(1)) != _key("number", m.group(2)):
             return True
     for m in re.finditer(rf"({_ID_RE.pattern})\s*\(\s*(?:or\s+)?({_ID_RE.pattern})\s*\)", text):
@@ -100,7 +105,7 @@ def currencies_of_amounts(task: Task, record: EpisodeRecord) -> dict[float, set[
         m = _WORD_AFTER_RE.match(request, n.end)
         words = m.group(1).split() if m else []
         codes = currency_codes(" ".join(words)) or (currency_codes(words[0]) if words else set())
-        codes |= _symbol_codes(request[:n.start])
+        codes |= _symbol_codes(request, n.start)
         if codes:
             out[round(n.value, 6)] |= codes
     return out
@@ -124,17 +129,25 @@ def _tie(d: dict, out: dict[float, set[str]]) -> None:
                 out[x] |= _codes(d["currency"])
 
 
-def _symbol_codes(before: str) -> set[str]:
-    m = _SYMBOL_BEFORE_RE.search(before)
+def _symbol_codes(text: str, end: int) -> set[str]:
+    """The currency of a symbol ending, with spaces, at ``end``."""
+    m = _SYMBOL_BEFORE_RE.search(text, _before(text, end), end)
     return currency_codes(m.group(1)) if m else set()
 
 
+def _before(text: str, end: int) -> int:
+    """Where a match of ``_SYMBOL_BEFORE_RE`` or ``_WORD_BEFORE_RE`` ending at ``end`` can start: at most three
+    characters before the spaces that end there. Both were searched in all of ``text[:end]``, once per
+    number (issue 55); within these bounds they find the same match."""
+    return max(0, spaces_before(text, end) - 3)
+
+
 def _named_currencies(text: str, start: int, end: int) -> set[str]:
-    codes = _symbol_codes(text[:start])
+    codes = _symbol_codes(text, start)
     if m := _WORD_AFTER_RE.match(text, end):
         words = m.group(1).split()
         codes |= currency_codes(" ".join(words)) or currency_codes(words[0])
-    if m := _WORD_BEFORE_RE.search(text[:start]):
+    if m := _WORD_BEFORE_RE.search(text, _before(text, start), start):
         codes |= _codes(m.group(1).upper())
     return codes
 

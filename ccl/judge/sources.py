@@ -9,15 +9,17 @@ elsewhere.
 """
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..records import EpisodeRecord, Task
 from ..world.catalogue import Catalogue
 from .answers import norm, numbers
+from .linear import occurs_whole
 from .reading import read
 
 WORD_RE = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*")
@@ -27,9 +29,10 @@ WORD_RE = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*")
 class Sources:
     blob: str  # every source text, normalised (lower case, one space), joined by newlines
     words: frozenset[str]  # the words of the blob, and of every result key split at "_"
-    numbers: tuple[float, ...]  # every number the blob states, and every JSON number observed
+    numbers: tuple[float, ...]  # every number the blob states, and every JSON number observed, sorted
     keys: frozenset[str]  # every key of every result, squashed (lower case, letters only)
     tools: frozenset[str] = frozenset()  # the catalogue's tool names, lower case
+    memo: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)  # stated(), per token
 
 
 def sources(task: Task, record: EpisodeRecord) -> Sources:
@@ -102,16 +105,25 @@ def keys_of(value: Any) -> set[str]:
 
 
 def stated(token: str, src: Sources) -> bool:
-    """Does the episode state ``token`` (an identifier, e-mail, phone, date, time or word run) as a whole token?"""
+    """Does the episode state ``token`` (an identifier, e-mail, phone, date, time or word run) as a whole token?
+
+    A pattern search of the whole blob for each value of the answer cost the values times the blob
+    (issue 55): ``occurs_whole`` skips to the occurrences, and each token is looked for once per episode."""
     t = norm(token)
-    return bool(t) and re.search(r"(?<![\w@.+-])" + re.escape(t) + r"(?![\w@+])(?![.-]\w)", src.blob) is not None
+    if t not in src.memo:
+        src.memo[t] = bool(t) and occurs_whole(src.blob, t, r"[\w@.+-]", r"[\w@+]|[.-]\w")
+    return src.memo[t]
 
 
 def number_sourced(value: float, decimals: int, unit: str | None, src: Sources) -> bool:
     """Is a number the answer writes one the episode showed? A Fahrenheit temperature counts when it is
     a shown Celsius value converted (to within half a degree); a number written with fewer decimals
-    counts when it is a shown value rounded to them (0.87 for 0.8734, 44228 for 44228.0)."""
-    for x in src.numbers:
+    counts when it is a shown value rounded to them (0.87 for 0.8734, 44228 for 44228.0).
+
+    Only the shown values near ``value`` are tried (``src.numbers`` is sorted): trying all of them for
+    each number of the answer cost the one times the other (issue 55)."""
+    lo, hi = _near(value, decimals, unit)
+    for x in src.numbers[bisect.bisect_left(src.numbers, lo):bisect.bisect_right(src.numbers, hi)]:
         if unit == "f" and abs(x * 9 / 5 + 32 - value) <= 0.5:
             return True
         if unit == "f":
@@ -119,3 +131,14 @@ def number_sourced(value: float, decimals: int, unit: str | None, src: Sources) 
         if math.isclose(x, value, rel_tol=1e-9, abs_tol=1e-9) or round(x, decimals) == value:
             return True
     return False
+
+
+def _near(value: float, decimals: int, unit: str | None) -> tuple[float, float]:
+    """Bounds holding every shown ``x`` that ``number_sourced`` accepts, with room for rounding: within
+    half a degree once converted (``x * 9 / 5 + 32``), or rounding to ``value`` at ``decimals`` (at most
+    half a unit of the last decimal away) or relatively within 1e-9 (at most 2e-9 times ``value``)."""
+    if unit == "f":
+        slack = 1e-9 * (abs(value) + 64)
+        return (value - 32.5) * 5 / 9 - slack, (value - 31.5) * 5 / 9 + slack
+    width = 0.5 * 10.0 ** -min(decimals, 400) + 4 * math.ulp(value) + 2e-9 * abs(value) + 1e-9
+    return value - width, value + width

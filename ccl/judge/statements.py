@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterable
 
 from ..records import EpisodeRecord, Status, Task
 from ..world.state import CODE_WORDS, CONDITIONS, ORDER_STATUSES
@@ -44,14 +45,17 @@ from .lexicon import (
     UNEXPLAINABLE,
     UNIT_WORDS,
 )
+from .linear import RunPattern, leftmost_spans, run_pattern, word_then_spaces_before
 from .reading import read
 from .slots import slot_reasons
 from .sources import WORD_RE, Sources, number_sourced, sources, stated
 
 _ID = r"[a-z]{1,4}-\d{2,6}"
-# value patterns, most specific first; each match is blanked before the next pattern runs
-_VALUE_PATTERNS = (
-    ("email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
+# value patterns, most specific first; each match is blanked before the next pattern runs. The e-mail
+# pattern, r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", is scanned by ``leftmost_spans`` (issue 55: a search that
+# fails rescanned a long run of word characters from each of its positions)
+_VALUE_PATTERNS: tuple[tuple[str, re.Pattern | RunPattern], ...] = (
+    ("email", run_pattern(None, r"[\w.+-]", r"@[\w-]++(?:\.[\w-]++)++")),
     ("date", re.compile(r"\b\d{4}-\d{2}-\d{2}(?:t\d{2}:\d{2}(?::\d{2})?)?\b")),
     ("offset", re.compile(r"\butc\s*[+-]\s*\d{1,2}(?::\d{2})?")),
     ("phone", re.compile(r"\+\d{1,3}(?:[-\s]\d{2,})+")),
@@ -63,8 +67,10 @@ PRIORITIES = ("low", "normal", "high", "urgent")
 _VOCABULARIES = {"status": ORDER_STATUSES, "condition": CONDITIONS, "code_word": CODE_WORDS, "priority": PRIORITIES}
 _VOCAB_RE = {k: re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(v, key=len, reverse=True)) + r")\b")
              for k, v in _VOCABULARIES.items()}
-# a unit after a number: °C, ° F, degrees Fahrenheit, degrees (Fahrenheit), 21C, K
-_UNIT_AFTER_RE = re.compile(r"\s*(?:°|degrees?\b)?\s*\(?\s*(celsius|fahrenheit|kelvin|[cfk])\b")
+# a unit after a number: °C, ° F, degrees Fahrenheit, degrees (Fahrenheit), 21C, K. Possessive: what
+# follows each run of spaces starts with no space, so giving spaces back never helps, and three
+# "\s*" in a row split n spaces n*n ways (issue 55)
+_UNIT_AFTER_RE = re.compile(r"\s*+(?:°|degrees?\b)?+\s*+\(?+\s*+(celsius|fahrenheit|kelvin|[cfk])\b")
 # what may stand between two alternatives of one kind
 _ALTERNATIVE_GAP_RE = re.compile(r"^\s*(?:°\s*[cf]\s*)?(?:,?\s*or\s+|/\s*|\s*-\s*|\s+to\s+|,?\s*and\s+)"
                                  r"(?:maybe\s+|perhaps\s+|possibly\s+)?$")
@@ -74,6 +80,21 @@ _RANGE_RE = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)?\s*(?:-|–|—|\bto\b)\s*-?\
 # "1 EUR = 0.7624 EUR": a rate or a conversion between a currency and itself states a wrong currency
 _SAME_CURRENCY_RE = re.compile(r"\b\d[\d.,]*\s*([a-z]{3})\s*(?:=|is|equals|buys|gets)\s*\d[\d.,]*\s*\1\b")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
+_NUMBER_START, _NUMBER_RUN = re.compile(r"\b\d"), re.compile(r"[\d.,]*")
+
+
+def _same_currency(s: str) -> bool:
+    """``_SAME_CURRENCY_RE.search(s)``, tried only at the first start in each run of digits, dots and
+    commas (issue 55: from each digit of "1,1,1,..." it read the rest of the run again); a match
+    starting later in the run would also start at that first one."""
+    run_end = -1
+    for c in _NUMBER_START.finditer(s):
+        if c.start() < run_end:
+            continue
+        run_end = _NUMBER_RUN.match(s, c.start()).end()
+        if _SAME_CURRENCY_RE.match(s, c.start()):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -171,7 +192,7 @@ def _judge_sentence(s: str, task: Task, record: EpisodeRecord, src: Sources) -> 
                  for m in _RANGE_RE.finditer(numbers_only))
     if _alternatives(values, s, calculation) or ranged:
         reasons.append("alternative_values")
-    if _SAME_CURRENCY_RE.search(s):
+    if _same_currency(s):
         reasons.append("wrong_currency")
     skeleton = " ".join(WORD_RE.findall(blanked))
     blanked, actions, denied = _actions(blanked, task, record)
@@ -229,14 +250,23 @@ def _named(value: str, request: str) -> bool:
 
 def _without_values(s: str, values: list[Value], keep: str) -> str:
     """The sentence with every value blanked except those of kind ``keep``."""
-    for v in values:
-        if v.kind != keep:
-            s = _blank(s, v.start, v.end)
-    return s
+    return _blank(s, [(v.start, v.end) for v in values if v.kind != keep])
 
 
-def _blank(text: str, start: int, end: int) -> str:
-    return text[:start] + " " * (end - start) + text[end:]
+def _blank(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with every span (they may overlap) replaced by spaces, in one pass: blanking them one at
+    a time copied the text for each (issue 55)."""
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def _spans(pattern: re.Pattern | RunPattern, text: str) -> list[tuple[int, int]]:
+    """Where ``pattern`` matches, as ``finditer`` (and ``sub``) find it."""
+    if isinstance(pattern, RunPattern):
+        return leftmost_spans(text, pattern)
+    return [m.span() for m in pattern.finditer(text)]
 
 
 def _values(s: str, tools: frozenset[str] = frozenset()) -> tuple[list[Value], str]:
@@ -244,23 +274,15 @@ def _values(s: str, tools: frozenset[str] = frozenset()) -> tuple[list[Value], s
     a value too: "That would be sky_report")."""
     found: list[Value] = []
     blanked = s
-    for name in sorted(tools, key=len, reverse=True):
-        for m in re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", blanked):
-            found.append(Value("tool", m.group(0), m.start(), m.end()))
-            blanked = _blank(blanked, m.start(), m.end())
-    for kind, pattern in _VALUE_PATTERNS:
-        for m in pattern.finditer(blanked):
-            found.append(Value(kind, m.group(0), m.start(), m.end()))
-        blanked = pattern.sub(lambda m: " " * len(m.group(0)), blanked)
-    for kind, pattern in _VOCAB_RE.items():
-        for m in pattern.finditer(blanked):
-            found.append(Value(kind, m.group(0), m.start(), m.end()))
-        blanked = pattern.sub(lambda m: " " * len(m.group(0)), blanked)
-    for n in numbers(blanked):
-        found.append(Value("number", s[n.start:n.end], n.start, n.end))
-    for v in found:
-        if v.kind == "number":
-            blanked = _blank(blanked, v.start, v.end)
+    patterns = [("tool", re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])"))
+                for name in sorted(tools, key=len, reverse=True)]
+    for kind, pattern in [*patterns, *_VALUE_PATTERNS, *_VOCAB_RE.items()]:
+        spans = _spans(pattern, blanked)
+        found += [Value(kind, blanked[start:end], start, end) for start, end in spans]
+        blanked = _blank(blanked, spans)
+    numeric = [Value("number", s[n.start:n.end], n.start, n.end) for n in numbers(blanked)]
+    found += numeric
+    blanked = _blank(blanked, [(v.start, v.end) for v in numeric])
     return sorted(found, key=lambda v: v.start), blanked
 
 
@@ -299,7 +321,7 @@ def _alternatives(values: list[Value], s: str, calculation: bool = False) -> boo
         gap = s[a.end:b.start]
         if not _ALTERNATIVE_GAP_RE.match(gap):
             continue
-        if "and" in gap.split() and not re.search(r"\bbetween\s+$", s[:a.start]):
+        if "and" in gap.split() and not word_then_spaces_before(s, a.start, _BETWEEN, 7):  # "between 3 and 5"
             continue
         if gap.strip() == "-" and (a.kind != "number" or calculation):
             continue  # "FL-1 - FL-2" lists; "16 - 267" in a calculation subtracts
@@ -314,9 +336,7 @@ def _outcomes(s: str, task: Task) -> tuple[str, list[str]]:
     status = task.get("expected_status")
     # every phrase is found on the sentence as it stands, then all are blanked: a short phrase
     # ("permission") blanked first would hide a longer one ("does not have permission")
-    spans = [m.span() for pattern in OUTCOME_PHRASES.get(status, ()) for m in re.finditer(pattern, s)]
-    for start, end in spans:
-        s = _blank(s, start, end)
+    s = _blank(s, [m.span() for pattern in OUTCOME_PHRASES.get(status, ()) for m in re.finditer(pattern, s)])
     reasons = [f"outcome_inconsistent:{other}" for other, patterns in OUTCOME_PHRASES.items()
                if other != status and any(re.search(p, s) for p in patterns)]
     return s, reasons
@@ -325,6 +345,8 @@ def _outcomes(s: str, task: Task) -> tuple[str, list[str]]:
 _ACTING = frozenset().union(*ACTION_WORDS.values())
 _DENIABLE = frozenset().union(*DENIABLE_WORDS.values())
 _DENIAL_RE = re.compile(r"\b(?:not|never|nothing|none|no)\s+(?:[a-z'-]+\s+){0,3}$")
+_BETWEEN = re.compile(r"\bbetween")  # seven characters; was searched as r"\bbetween\s+$" in all of s[:a.start]
+_OFF_RE = re.compile(r"\s+off\b")  # matched in place: a copy of the rest of the sentence per word costs its length
 
 
 def _executed(record: EpisodeRecord) -> set[str]:
@@ -335,12 +357,12 @@ def _actions(s: str, task: Task, record: EpisodeRecord) -> tuple[str, list[str],
     """Action words checked against the executed calls; a denial before one ("was not sent") is
     checked against the outcome, and its negation word is explained with it."""
     done = _executed(record)
-    reasons, out, denied = [], s, False
+    reasons, blanks, denied = [], [], False
     for m in WORD_RE.finditer(s):  # denials read on the sentence as written, blanks made on a copy
         word = m.group(0)
         if word not in _ACTING and word not in _DENIABLE:
             continue
-        if re.match(r"\s+off\b", s[m.end():]):
+        if _OFF_RE.match(s, m.end()):
             continue  # "held off" is a blocked outcome's phrase, not units held
         start = max(0, m.start() - 80)  # a denial stands within four words: look no further back
         denial = _DENIAL_RE.search(s[start:m.start()])
@@ -353,11 +375,11 @@ def _actions(s: str, task: Task, record: EpisodeRecord) -> tuple[str, list[str],
             if task.get("expected_status") == Status.DONE or tools & done:
                 reasons += [f"denied_action_done:{t}" for t in sorted(tools)]
             denied = True
-            out = _blank(out, start + denial.start(), start + denial.start() + len(denial.group(0).split()[0]))
+            blanks.append((start + denial.start(), start + denial.start() + len(denial.group(0).split()[0])))
         elif not tools & done:
             reasons += [f"false_action_claim:{t}" for t in sorted(tools)]
-        out = _blank(out, m.start(), m.end())
-    return out, list(dict.fromkeys(reasons)), denied
+        blanks.append((m.start(), m.end()))
+    return _blank(s, blanks), list(dict.fromkeys(reasons)), denied
 
 
 def _unexplained(s: str, src: Sources) -> list[str]:

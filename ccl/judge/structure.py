@@ -49,7 +49,7 @@ def structure_reasons(answer: str, record: EpisodeRecord) -> list[str]:
         reasons.append("object_syntax")
     if _result_dumped(text, record):
         reasons.append("result_dump")
-    if FRAMING_RE.search(text):
+    if _framed(text):
         reasons.append("observation_framing")
     return reasons
 
@@ -62,8 +62,9 @@ def _key_written_as_key(text: str, keys: set[str]) -> bool:
     if any("_" in key and re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text, re.I) for key in keys):
         return True
     squashed = {_squash(k) for k in keys} - {""}
-    labelled = {_squash(m.group("label")) for r in (LABEL_RE, SEGMENT_LABEL_RE) for m in r.finditer(text)} & squashed
-    headings = {_squash(c) for row in TABLE_ROW_RE.findall(text) for c in row.split("|")} & squashed
+    labels = [m.group("label") for m in LABEL_RE.finditer(text)] + _segment_labels(text)
+    labelled = {_squash(label) for label in labels} & squashed
+    headings = {_squash(c) for row in _table_rows(text) for c in row.split("|")} & squashed
     return len(labelled) >= 2 or len(headings) >= 2
 
 
@@ -80,6 +81,42 @@ SEGMENT_LABEL_RE = re.compile(r"(?:^|\s[-\u2013\u2014]\s|[,;|\n]\s*)(?P<label>[A
                               r"(?=\s+\S+\s*(?:$|\s[-\u2013\u2014]\s|[,;|\n]))", re.M)
 MARKUP_RE = re.compile(r"</?[A-Za-z_][\w-]*\s*/?>")  # <rate>, </result>: a result in tags
 TABLE_ROW_RE = re.compile(r"^\s*\|(.*)\|\s*$", re.M)
+# FRAMING_RE, SEGMENT_LABEL_RE and TABLE_ROW_RE, which start at a line's start or a line break, read from
+# each of n blank lines the n after it (issue 55); the functions below give their answers reading each once.
+_ROW_LINE_RE, _RESULTS_LINE_RE = re.compile(r"\s*\|(.*)\|\s*"), re.compile(r"\s*Results:")
+_OK_KEY_RE, _NEXT_STEP = re.compile(r"[\"']ok[\"']\s*:"), "If these results complete the request"
+_SEGMENT_START = re.compile(r"(?=[,;|\n]|\s[-\u2013\u2014]\s)")  # where SEGMENT_LABEL_RE's 2nd and 3rd ways start
+_DASH_AT, _SPACE_RUN = re.compile(r"\s[-\u2013\u2014]\s"), re.compile(r"\s*")
+
+
+def _table_rows(text: str) -> list[str]:
+    """``TABLE_ROW_RE.findall(text)``: a match skips blank lines to a line whose first character is "|" and
+    holds that line alone (what it takes of the blank lines after is given back to the next line's start)."""
+    return [m.group(1) for line in text.split("\n") if (m := _ROW_LINE_RE.fullmatch(line))]
+
+
+def _framed(text: str) -> bool:
+    """``FRAMING_RE.search(text)``: its first way is a line that starts, after spaces, with "Results:" (the
+    spaces before it may not cross a line holding anything else)."""
+    return (any(_RESULTS_LINE_RE.match(line) for line in text.split("\n")) or _OK_KEY_RE.search(text) is not None
+            or _NEXT_STEP in text)
+
+
+def _segment_labels(text: str) -> list[str]:
+    """The labels of ``SEGMENT_LABEL_RE.finditer(text)``, the pattern tried only where a match can come first:
+    the start, a spaced dash, a separator, but no line break among the spaces after an earlier separator
+    (from that separator the pattern reads through it to the same label), and no other line's start (the
+    line break before it reaches the same label)."""
+    labels, pos, covered = [], 0, -1
+    for c in sorted({0} | {m.start() for m in _SEGMENT_START.finditer(text)}):
+        if c < pos or (c < covered and not _DASH_AT.match(text, c)):
+            continue
+        if text[c:c + 1] in (",", ";", "|", "\n"):
+            covered = _SPACE_RUN.match(text, c + 1).end()
+        if m := SEGMENT_LABEL_RE.match(text, c):
+            labels.append(m.group("label"))
+            pos = m.end()
+    return labels
 
 
 # ---------------------------------------------------------------- a result's values in its own order

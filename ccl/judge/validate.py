@@ -30,15 +30,16 @@ from .answers import (
     fact_present,
     fact_spans,
     fact_value,
-    hedged,
+    hedged_any,
     negated,
-    negation_before,
+    negation_ending_at,
     norm,
     number_matches,
     numbers,
     text_spans,
     value_spans,
 )
+from .linear import leftmost_spans, occurs_whole, run_pattern, run_start
 from .matching import args_match
 from .task_facts import ID_RE, currency_codes, task_facts
 
@@ -52,7 +53,9 @@ NOT_ATTEMPTED = (CallOutcome.INVALID_ARGS, CallOutcome.TOO_MANY_CALLS_IN_TURN, C
 # call outcomes counted by the ``invalid_args`` diagnostic: bad arguments either way
 BAD_ARGUMENTS = (CallOutcome.INVALID_ARGS, CallOutcome.INVALID_ARGUMENT)
 
-_ID_RE = re.compile(ID_RE.pattern + r"|[\w.+-]+@[\w-]+\.[\w.]+")  # identifiers and e-mail addresses
+# identifiers and e-mail addresses: what ``ID_RE.pattern + r"|[\w.+-]+@[\w-]+\.[\w.]+"`` finds, found in
+# linear time (issue 55: that pattern rescanned a long run of word characters from each of its positions)
+_IDENTIFIER = run_pattern(ID_RE.pattern, r"[\w.+-]", r"@[\w-]++\.[\w.]++")
 
 
 def _attempts(record: EpisodeRecord) -> list[dict]:
@@ -106,19 +109,51 @@ def _gold_order_respected(task: dict, record: dict) -> bool:
 
 
 def _ids_observed_first(task: dict, record: dict) -> bool:
-    seen = task["request"]
+    shown = _Shown(task["request"])
     for turn in record["turns"]:
         for ci in turn["calls"]:
             c = record["calls"][ci]
             if c["canonical"] is None:
                 continue
-            for ident in (m.group(0) for m in _ID_RE.finditer(json.dumps(c["args"], ensure_ascii=False))):
-                # whole-token match: having seen ORD-12345 does not make ORD-1234 seen
-                if not re.search(r"(?<![\w-])" + re.escape(ident) + r"(?![\w-])", seen):
-                    return False
-        seen += "".join(json.dumps(record["calls"][ci].get("observation", {}), ensure_ascii=False)
-                        for ci in turn["calls"])
+            text = json.dumps(c["args"], ensure_ascii=False)
+            if not all(shown.has(text[a:b]) for a, b in leftmost_spans(text, _IDENTIFIER)):
+                return False
+        shown.add("".join(json.dumps(record["calls"][ci].get("observation", {}), ensure_ascii=False)
+                          for ci in turn["calls"]))
     return True
+
+
+_TOKEN_CHAR, _TOKEN_RUN = re.compile(r"[\w-]"), re.compile(r"[\w-]+")
+
+
+class _Shown:
+    """The text an episode has shown so far, asked whether it holds an identifier as a whole token (no
+    word character or hyphen on either side: having seen ORD-12345 does not make ORD-1234 seen).
+
+    A search of the whole text per identifier cost the identifiers times the text (issue 55). An
+    identifier of word characters and hyphens only is whole exactly when it is one of the text's maximal
+    runs of them, kept in a set; an e-mail address is looked for once with ``occurs_whole`` (a found one
+    stays found while the text grows; one not found ends the check)."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.runs, self.found = "", set(), set()
+        self.add(text)
+
+    def add(self, text: str) -> None:
+        if self.text and text and _TOKEN_CHAR.match(self.text, len(self.text) - 1) and _TOKEN_CHAR.match(text):
+            text, self.text, self.runs = self.text + text, "", set()  # the last run goes on: index anew
+        self.runs |= set(_TOKEN_RUN.findall(text))
+        self.text += text
+
+    def has(self, ident: str) -> bool:
+        if _TOKEN_RUN.fullmatch(ident):
+            return ident in self.runs
+        if ident not in self.found and self._whole(ident):
+            self.found.add(ident)
+        return ident in self.found
+
+    def _whole(self, ident: str) -> bool:
+        return occurs_whole(self.text, ident, r"[\w-]", r"[\w-]")
 
 
 def _unnecessary(nodes: list[dict], attempts: list[dict]) -> int:
@@ -185,6 +220,7 @@ CLAIMS = {
 }
 _CURRENCY_AFTER_RE = re.compile(r"[ \t]*([^\W\d]+(?:[ \t]+[^\W\d]+)?|[$€£¥₹₩]|zł)")
 _CURRENCY_BEFORE_RE = re.compile(r"(?:^|(?<=[\s(]))((?:[^\W\d]+[ \t]+)?[^\W\d]*\$?|[€£¥₹₩])[ \t:]*$")
+_SPACE_OR_COLON, _SPACE_OR_TAB, _LETTER = re.compile(r"[ \t:]"), re.compile(r"[ \t]"), re.compile(r"[^\W\d]")
 
 
 def _consequential(tool: str | None) -> bool:
@@ -235,10 +271,28 @@ def _currencies_near(span: tuple[int, int], answer: str) -> set[str]:
     if m := _CURRENCY_AFTER_RE.match(text, span[1]):
         words = m.group(1).split()
         found |= currency_codes(" ".join(words)) or currency_codes(words[0])
-    if m := _CURRENCY_BEFORE_RE.search(text[:span[0]]):
+    if m := _CURRENCY_BEFORE_RE.search(text, _currency_window(text, span[0]), span[0]):
         words = m.group(1).split()
         found |= currency_codes(" ".join(words)) or currency_codes(words[-1]) if words else set()
     return found
+
+
+def _currency_window(text: str, end: int) -> int:
+    """Where a match of ``_CURRENCY_BEFORE_RE`` in ``text[:end]`` can start (searching all of it once per
+    number was quadratic, issue 55): it is, read backwards from its end, spaces or colons, a dollar sign,
+    letters, spaces, letters (each maybe empty), or a currency symbol (one character more); it ends at
+    ``end``, or before a line break there (``$`` matches before a final line break)."""
+    ends = (end, end - 1) if end and text[end - 1] == "\n" else (end,)
+    return min(_words_before(text, e) for e in ends)
+
+
+def _words_before(text: str, end: int) -> int:
+    start = run_start(text, end, _SPACE_OR_COLON)
+    if start and text[start - 1] == "$":
+        start -= 1
+    for run in (_LETTER, _SPACE_OR_TAB, _LETTER):
+        start = run_start(text, start, run)
+    return max(0, start - 1)
 
 
 def _other_numbers(task: dict, answer: str) -> list[tuple[int, int]]:
@@ -262,13 +316,14 @@ def _fact_reasons(task: dict, answer: str) -> list[str]:
             continue  # missing facts are the write-up's reason already
         competing = [s for c in f.competitors for s in value_spans(c, answer)]
         # rivals: other values of the fact's kind (competitors; for a number, any other number)
+        own_spans = set(spans)  # a set: a list made this test cost the number of spans (issue 55)
         rivals = [s for s in competing + (_other_numbers(task, answer) if f.value is not None else [])
-                  if s not in spans]
+                  if s not in own_spans]
         if f.exclusive:
             competing += rivals  # a computed result: any other number is a second answer
         if any(not negated(s, answer) for s in competing):
             reasons.add("competing_value")
-        if any(hedged(s, answer, rivals) for s in spans):
+        if hedged_any(spans, answer, rivals):
             reasons.add("hedged_fact")
         if task["expected_status"] == Status.DONE and any(negated(s, answer) for s in spans):
             reasons.add("negated_fact")
@@ -291,7 +346,7 @@ def _claims(text: str, tools: Iterable[str]) -> bool:
     """``text``: the answer with contractions spelled out (``expand_negations``)."""
     for tool in tools:
         for m in re.finditer(CLAIMS.get(tool, r"(?!)"), text):
-            if not negation_before(text[:m.start()], 3):
+            if not negation_ending_at(text, m.start(), 3):
                 return True
     return False
 
