@@ -29,6 +29,7 @@ is over 2.2.
 from __future__ import annotations
 
 import argparse
+import atexit
 import collections
 import functools
 import gc
@@ -39,6 +40,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -112,6 +114,7 @@ def package(name: str) -> ModuleType | None:
     except (OSError, subprocess.CalledProcessError):
         return None
     folder = Path(tempfile.mkdtemp(prefix="bench_judge_"))
+    atexit.register(shutil.rmtree, folder, True)
     with tarfile.open(fileobj=io.BytesIO(tar)) as t:
         t.extractall(folder)
     (folder / "ccl").rename(folder / "ccl_old")  # the package imports itself relatively only
