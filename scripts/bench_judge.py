@@ -283,7 +283,7 @@ USAGE = {
               "structure._SPACE_RUN"},
     "window": {"answers._RANGE_BEFORE_RE", "answers._MINUS_WORD", "reading._BELOW", "validate._CURRENCY_BEFORE_RE",
                "slots._SYMBOL_BEFORE_RE", "slots._WORD_BEFORE_RE", "statements._DENIAL_RE"},
-    "full": {"lexicon.NEUTRAL_SENTENCES", "reading._BLANK"},
+    "full": {"lexicon.NEUTRAL_SENTENCES", "reading._BLANK", "linear._AT_SHAPED"},
     "lines": {"canonical._ROW_RE", "canonical._RULE_RE", "structure._ROW_LINE_RE", "structure._RESULTS_LINE_RE"},
     "normalised": {"statements._ALTERNATIVE_GAP_RE"},
 }

@@ -21,7 +21,7 @@ from ccl.artifacts.inputs import read_rows, split_rows
 from ccl.artifacts.jsonio import dumps
 from ccl.judge import actions, answers, canonical, reading, slots, sources, statements, structure, validate
 from ccl.judge.judging import judge_rows
-from ccl.judge.linear import leftmost_spans, occurs_whole, run_start, word_then_spaces_before
+from ccl.judge.linear import AddressIndex, leftmost_spans, occurs_whole, run_start, word_then_spaces_before
 
 ROOT = Path(__file__).resolve().parents[1]
 _NUM = r"-?\d+(?:[.,]\d+)?"
@@ -277,6 +277,51 @@ def test_whole_token_lookups_as_before():
             assert shown.has(token) == bool(re.search(r"(?<![\w-])" + re.escape(token) + r"(?![\w-])", text)), (text, token)
             stated = r"(?<![\w@.+-])" + re.escape(token) + r"(?![\w@+])(?![.-]\w)"
             assert occurs_whole(text, token, r"[\w@.+-]", r"[\w@+]|[.-]\w") == bool(re.search(stated, text))
+
+
+def _whole(text: str, token: str) -> bool:
+    return bool(re.search(r"(?<![\w-])" + re.escape(token) + r"(?![\w-])", text))
+
+
+@pytest.mark.parametrize("pair_budget", [0, 10**9], ids=["automaton", "pairs"])
+def test_address_index_answers_as_the_whole_token_search(pair_budget):
+    rng = random.Random(21)
+    alphabet = ["a", "b", "1", "_", "-", ".", "+", "@", " ", "é", "a@b.c", ".a", "b."]
+    for text in texts(22, n=1500, tokens=alphabet):
+        index = AddressIndex(text, pair_budget=pair_budget)
+        asked = {text[a:b] for a, b in leftmost_spans(text, validate._IDENTIFIER)}
+        for _ in range(8):  # pieces of the text around an "@", and addresses it may not hold
+            a = rng.randint(0, max(0, len(text) - 1))
+            asked |= {text[a:a + rng.randint(3, 12)], rng.choice(["a@b.c", "b.a@b.c", "a@b.c.", "+a@b.c", "a@b"])}
+        for token in asked:
+            assert index.has(token) == _whole(text, token), (text, token, pair_budget)
+
+
+def test_address_index_by_hand():
+    text = "to x.zoe@ex.com. cc ann+1@a-b.co.uk, not bob@ex.comma or sam@ex.com-x"
+    for index in (AddressIndex(text), AddressIndex(text, pair_budget=0)):
+        assert index.has("zoe@ex.com") and index.has("x.zoe@ex.com")  # after ".", and ending before "."
+        assert index.has("1@a-b.co") and index.has("ann+1@a-b.co.uk")  # after "+", before "."
+        assert not index.has("oe@ex.com")  # "z" before it
+        assert not index.has("bob@ex.com")  # "ma" after it
+        assert not index.has("sam@ex.com")  # "-x" after it
+        assert not index.has("zoe@ex.co")  # "m" after it
+
+
+def test_shown_answers_alike_past_its_searches(monkeypatch):
+    """Past ``FINDS`` searches an address is looked up in the index; none at all, every one searched."""
+    rng = random.Random(23)
+    alphabet = ["a", "1", "-", ".", "@", "+", " ", "a@b.c", "x.y@", '"']
+    for finds in (0, 10**9):
+        monkeypatch.setattr(validate._Shown, "FINDS", finds)
+        for text in texts(24, n=800, tokens=alphabet):
+            cut = rng.randint(0, len(text))
+            shown = validate._Shown(text[:cut])
+            for step, seen in enumerate((text[:cut], text)):
+                if step:
+                    shown.add(text[cut:])
+                for token in {text[a:b] for a, b in leftmost_spans(text, validate._IDENTIFIER)}:
+                    assert shown.has(token) == _whole(seen, token), (text, cut, token, finds)
 
 
 def old_number_sourced(value, decimals, unit, shown) -> bool:

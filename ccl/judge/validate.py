@@ -39,7 +39,7 @@ from .answers import (
     text_spans,
     value_spans,
 )
-from .linear import leftmost_spans, occurs_whole, run_pattern, run_start
+from .linear import AddressIndex, leftmost_spans, occurs_whole, run_pattern, run_start
 from .matching import args_match
 from .task_facts import ID_RE, currency_codes, task_facts
 
@@ -132,11 +132,14 @@ class _Shown:
 
     A search of the whole text per identifier cost the identifiers times the text (issue 55). An
     identifier of word characters and hyphens only is whole exactly when it is one of the text's maximal
-    runs of them, kept in a set; an e-mail address is looked for once with ``occurs_whole`` (a found one
-    stays found while the text grows; one not found ends the check)."""
+    runs of them, kept in a set. The first ``FINDS`` e-mail addresses asked of a text are searched for
+    (``occurs_whole``, at ``str.find``'s pace); past them the text's ``AddressIndex`` is built, which
+    answers each in time linear in the address: at most ``FINDS`` searches and one build per text."""
+
+    FINDS = 8
 
     def __init__(self, text: str) -> None:
-        self.text, self.runs, self.found = "", set(), set()
+        self.text, self.runs, self.found, self.addresses, self.searched = "", set(), set(), None, 0
         self.add(text)
 
     def add(self, text: str) -> None:
@@ -144,6 +147,7 @@ class _Shown:
             text, self.text, self.runs = self.text + text, "", set()  # the last run goes on: index anew
         self.runs |= set(_TOKEN_RUN.findall(text))
         self.text += text
+        self.found, self.addresses, self.searched = set(), None, 0  # (text added may end a token found at the end)
 
     def has(self, ident: str) -> bool:
         if _TOKEN_RUN.fullmatch(ident):
@@ -153,7 +157,12 @@ class _Shown:
         return ident in self.found
 
     def _whole(self, ident: str) -> bool:
-        return occurs_whole(self.text, ident, r"[\w-]", r"[\w-]")
+        if self.addresses is None and self.searched < self.FINDS:
+            self.searched += 1
+            return occurs_whole(self.text, ident, r"[\w-]", r"[\w-]")
+        if self.addresses is None:
+            self.addresses = AddressIndex(self.text)
+        return self.addresses.has(ident)
 
 
 def _unnecessary(nodes: list[dict], attempts: list[dict]) -> int:
