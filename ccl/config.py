@@ -323,6 +323,10 @@ class ModelsConfig:
     # the backend that generates for the student and its trained runs (evaluation, replay, serving):
     # torch | mlx | openvino; empty: student_backend. Training and the validation baseline use student_backend.
     student_engine: str = ""
+    # the precision that engine generates in for evaluation, validation replay and DAgger's rollouts
+    # (torch and openvino; issue 56, experiments/bf16_cpu): float32, what the published studies used, or
+    # bfloat16 on the CPU's matrix units. Training's precision is the train recipe's.
+    student_precision: typing.Literal["float32", "bfloat16"] = "float32"
 
     @property
     def student_generation(self) -> str:

@@ -25,6 +25,17 @@ DIAGNOSTICS = ("tool_selection", "arg_correct", "dependency_safe", "strict_schem
                "unnecessary_calls", "invalid_args", "parse_errors", "turns", "parallel_ok",
                "permission_violations", "forbidden_attempts", "denied_retries")
 
+# The precisions a profile may compute in (issue 56): float32, what the published studies used, and
+# bfloat16 on the CPU's matrix units (experiments/bf16_cpu). A run of the default records nothing new, so
+# a published float32 run keeps its bytes; any other precision is written into its records.
+PRECISIONS = ("float32", "bfloat16")
+DEFAULT_PRECISION = "float32"
+
+
+def precision_fields(precision: str) -> dict[str, str]:
+    """What a record adds for ``precision``: nothing for the default (a float32 record keeps its bytes)."""
+    return {} if precision == DEFAULT_PRECISION else {"precision": precision}
+
 # The two success definitions: ``success`` (strict, the primary outcome) and the write-up's.
 OUTCOMES = ("success", "success_writeup")
 

@@ -19,6 +19,14 @@ measuring (experiments/engine_bench2/README.md):
   rule's threshold; its yardstick: experiments/engine_bench2/kernel_variation.py);
 - strict verdicts (ruler 1 and ruler 2) pooled within the same bounds.
 
+    python -m scripts.bench_engines --precision [--episodes 64] [--adapter runs/C_s0] [--engines openvino,torch]
+
+instead runs each engine in float32 and in bfloat16 (issue 56) on the first tasks of ``val_pool`` (a
+choice of precision is made on validation tasks, never on an evaluation split): episodes/s and the ratio
+bfloat16/float32 per engine (target: 2x on OpenVINO with AMX), and the agreement of
+experiments/bf16_cpu/README.md: identical transcripts with the float32 twin, and at each divergence
+float32 torch's gap along the bfloat16 path (``--near-tie``: the README's delta, from its yardstick).
+
 The JSON summary (``--out``) holds every number printed, each engine's counts behind its record, and the
 process's peak memory (every engine's included: one process runs them all, so the per-engine peak is the
 evaluate stage's, one engine per process).
@@ -100,6 +108,68 @@ def margins(torch_backend, prompt: list[int], out: list[int]) -> tuple[int, floa
     return -1, 0.0, 0.0
 
 
+def recorded(policy: ModelPolicy, bs: int, engine: str) -> tuple[ModelPolicy, Recorder | None, object]:
+    """The policy with its decoder's turns recorded, the recorder and the decoder. The torch decoder keeps
+    its turns' caches, not their token paths: its turns are not recorded (divergences not located)."""
+    dec = policy.decoder(bs) if hasattr(policy, "decoder") else None
+    if dec is None or engine == "torch":
+        return policy, None, dec
+    rec = Recorder(dec)
+    policy.decoder = lambda slots, dec=dec: dec  # the rollout asks for the decoder: the recorded one
+    return policy, rec, dec
+
+
+def precision_pair(store, model: str, engine: str, adapter: str | None, tasks: list, gen: GenConfig, bs: int,
+                   arbiter, near_tie: float) -> dict:
+    """One engine in float32 then bfloat16 on ``tasks``: seconds, episodes/s, the ratio, and the bfloat16
+    run's agreement with its float32 twin (each divergence located along the bfloat16 path by
+    ``arbiter``, a float32 torch backend)."""
+    runs = {}
+    for precision in ("float32", "bfloat16"):
+        backend = load_backend(store, model, engine, adapter, precision=precision)
+        policy, rec, dec = recorded(ModelPolicy(backend, gen), bs, engine)
+        seconds, got = run_engine(tasks, policy, bs, False)
+        runs[precision] = {"seconds": seconds, "got": got, "rec": rec, "efficiency": engine_efficiency(dec)["efficiency"]}
+        del backend, policy, dec
+    n, f32, bf = len(tasks), runs["float32"], runs["bfloat16"]
+    if bf["rec"] is not None:
+        agree = agreement(arbiter, f32["got"], bf["got"], bf["rec"], near_tie)
+    else:  # identical transcripts and verdicts only
+        same = [k for k in f32["got"] if f32["got"][k][0] == bf["got"][k][0]]
+        agree = {"identical_transcripts": len(same), "divergences": None,
+                 "identical_verdicts_ruler1": sum(f32["got"][k][1] == bf["got"][k][1] for k in f32["got"])}
+    return {"engine": engine, "episodes": n, "seconds": {p: round(r["seconds"], 1) for p, r in runs.items()},
+            "episodes_per_s": {p: round(n / r["seconds"], 4) for p, r in runs.items()},
+            "bf16_over_f32": round(f32["seconds"] / bf["seconds"], 2),
+            "efficiency": {p: r["efficiency"] for p, r in runs.items()},
+            "successes_ruler1": {p: [r["got"][t["id"]][1] for t in tasks] for p, r in runs.items()},
+            **{k: v for k, v in agree.items() if k != "agreement_met"},
+            "all_divergences_near_ties": None if agree["divergences"] is None else all(d["near_tie"] for d in agree["divergences"])}
+
+
+def precision_main(args: argparse.Namespace) -> None:
+    from ccl.artifacts.inputs import split_rows
+    from ccl.devices import cpu_record
+
+    p = plan(PARAMS, args.profile, args.config, None, DATA)
+    tasks = split_rows(DATA / "tasks", "val_pool", need_rows=True)[: args.episodes or 64]
+    gen, bs, store = GenConfig(max_new_tokens=p.cfg.max_new_tokens), p.cfg.batch_size, model_store()
+    arbiter = load_backend(store, args.model, "torch", args.adapter)
+    rows = [precision_pair(store, args.model, e, args.adapter, tasks, gen, bs, arbiter, args.near_tie)
+            for e in args.engines.split(",")]
+    summary = {**cpu_record(), "tasks": "val_pool", "episodes": len(tasks), "adapter": args.adapter,
+               "near_tie": args.near_tie, "engines": rows}
+    for r in rows:
+        print(f"{r['engine']:9s} float32 {r['seconds']['float32']:7.1f} s, bfloat16 {r['seconds']['bfloat16']:7.1f} s: "
+              f"{r['bf16_over_f32']:.2f}x episodes/s; identical transcripts {r['identical_transcripts']}/{len(tasks)}; "
+              + (f"divergences at a near-tie (float32 gap < {args.near_tie}) "
+                 f"{sum(d['near_tie'] for d in r['divergences'])}/{len(r['divergences'])}" if r["divergences"] is not None
+                 else "divergences not located (no token paths recorded)"))
+    if args.out:
+        write_json(args.out, summary)
+    print(json.dumps({k: v for k, v in summary.items()}, default=str))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="smollm2-135m-instruct")
@@ -109,8 +179,11 @@ def main() -> None:
     ap.add_argument("--adapter", default=None, help="a trained run (runs/<run>) to apply on both engines")
     ap.add_argument("--engines", default="openvino", help="comma-separated: openvino, llamacpp")
     ap.add_argument("--near-tie", type=float, default=0.01)
+    ap.add_argument("--precision", action="store_true", help="each engine in float32 and bfloat16, on val_pool")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    if args.precision:
+        return precision_main(args)
     p = plan(PARAMS, args.profile, args.config, None, DATA)
     tasks = p.tasks[: args.episodes]
     gen, bs, fewshot = GenConfig(max_new_tokens=p.cfg.max_new_tokens), p.cfg.batch_size, args.config == STUDENT_FEWSHOT
@@ -155,7 +228,9 @@ def main() -> None:
         for d in row["divergences"]:
             print(f"    diverged {d}")
         del backend, policy, dec, rec
-    summary = {"episodes": n, "config": args.config, "adapter": args.adapter, "near_tie": args.near_tie,
+    from ccl.devices import cpu_record
+
+    summary = {**cpu_record(), "episodes": n, "config": args.config, "adapter": args.adapter, "near_tie": args.near_tie,
                "threads": torch.get_num_threads(), "peak_mem_gb": peak_memory_gb(), "engines": rows}
     if args.out:
         write_json(args.out, summary)

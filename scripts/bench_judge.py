@@ -37,8 +37,6 @@ import importlib
 import importlib.util
 import io
 import json
-import os
-import platform
 import re
 import shutil
 import subprocess
@@ -90,17 +88,12 @@ GENERATED: dict[str, Callable[[int], str]] = {"distinct_ids": distinct_ids, "dis
 
 
 def cpu_name() -> str:
-    """The processor's name and the cores this process may use (timings are only comparable on one machine)."""
-    name = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return f"{name} ({cores} cores usable)"
+    """The processor's name, its bfloat16 kernel path and the cores this process may use (timings are
+    only comparable on one machine)."""
+    from ccl.devices import cpu_record, cpu_threads
+
+    record = cpu_record()
+    return f"{record['cpu']} ({cpu_threads()} cores usable; kernel path {record['kernel_path']})"
 
 
 # ---------------------------------------------------------------- the two judges

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from ccl.devices import cpu_record
 from ccl.episode.rollout import rollout
 from ccl.judge.judging import verdict_row
 from ccl.policy.base import GenConfig, ModelPolicy
@@ -121,7 +122,8 @@ def main() -> None:
           f"useful over the whole run {e['gflop_useful'] / t2:.1f} GFLOP/s = {100 * e['gflop_useful'] / t2 / limit:.0f}%")
     print(json.dumps({"episodes": n, "naive_episodes": len(naive_tasks), "naive_s": round(t_naive, 1),
                       "round1_s": round(t1, 1), "round2_s": round(t2, 1), "identical_transcripts": same,
-                      "identical_verdicts": verdicts, "matmul_gflops": round(limit, 1), "engine": e}))
+                      "identical_verdicts": verdicts, "matmul_gflops": round(limit, 1), "engine": e,
+                      **cpu_record()}))
     if not args.mlx:
         return
     # MLX in a child process: preloading OpenBLAS for MLX must not touch torch's BLAS here

@@ -15,6 +15,15 @@ Prints tokens per second (the episodes' tokens, the same count for (a) and (b)),
 the ratios round 2 / round 1 (target >= 1.3x, issue 17) and round 2 / TRL, whether the
 loss curves of (a) and (b) agree within float tolerance, and the achieved FLOP/s against
 this machine's float32 matrix-multiply rate measured in the same run.
+
+    python -m scripts.bench_train --precision [--episodes 32] [--rounds 2] [--out FILE]
+
+instead times the trainer in use in float32 and in bfloat16 (issue 56), alternating, on the same
+episodes from the same start (the cpu C recipe): seconds per step after the first (which packs
+oneDNN's kernels), the ratio bfloat16/float32 (targets: 3x with AMX, 1.5x with AVX512-BF16 alone),
+the largest relative loss difference, one profiled step per precision grouped by where the time
+goes, the share of the matrix units' rate at the student's shapes the step reaches, and the CPU
+with its kernel path (``ccl.devices.cpu_record``).
 """
 from __future__ import annotations
 
@@ -91,16 +100,98 @@ def trl(folder: Path, recipe: TrainRecipe, rows: list[dict]) -> dict:
             "steps": trainer.state.global_step}
 
 
+# where a profiled step's self time goes, by operator name (first match wins; "other" takes the rest)
+TIME_GROUPS = (("attention", ("aten::_scaled_dot_product", "aten::scaled_dot_product", "aten::_flash_attention",
+                              "aten::_softmax", "aten::softmax")),
+               ("matrix products", ("aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm")),
+               ("casts and copies", ("aten::copy_", "aten::_to_copy", "aten::to")),
+               ("elementwise and norms", ("aten::mul", "aten::add", "aten::silu", "aten::pow", "aten::rsqrt",
+                                          "aten::mean", "aten::div", "aten::neg", "aten::cat", "aten::where",
+                                          "aten::sum", "aten::fill_", "aten::sub", "aten::zero_")),
+               ("optimizer", ("aten::_foreach", "aten::lerp", "aten::addcmul", "aten::addcdiv", "aten::sqrt")))
+
+
+def time_groups(prof) -> dict[str, float]:
+    """A profiled step's self CPU seconds per group of ``TIME_GROUPS``."""
+    out = {name: 0.0 for name, _ in TIME_GROUPS} | {"other": 0.0}
+    for e in prof.key_averages():
+        group = next((name for name, keys in TIME_GROUPS if any(e.key.startswith(k) for k in keys)), "other")
+        out[group] += e.self_cpu_time_total / 1e6
+    return {k: round(v, 3) for k, v in out.items()}
+
+
+def precision_steps(folder: Path, recipe: TrainRecipe, rows: list[dict], precision: str) -> dict:
+    """One pass over ``rows`` in ``precision`` from the seed-0 start: per-step seconds and losses, then
+    one more step (the first batch again) under the profiler."""
+    from torch.profiler import ProfilerActivity, profile
+
+    recipe = dataclasses.replace(recipe, precision=precision)
+    tm = T.load_for_training(folder, recipe, 0, "cpu")
+    packed = [tm.pack(r["messages"], recipe.max_length) for r in rows]
+    opt = T.make_optimizer(tm, recipe)
+    per = recipe.episodes_per_step
+    batches = [packed[i:i + per] for i in range(0, len(packed), per)]
+    outs = [T.train_step(tm, opt, b, recipe, learning_rate(k, recipe)) for k, b in enumerate(batches)]
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        T.train_step(tm, opt, batches[0], recipe, learning_rate(0, recipe))
+    return {"seconds": [o["seconds"] for o in outs], "losses": [o["loss"] for o in outs],
+            "tokens": [o["tokens"] for o in outs], "profile_s": time_groups(prof),
+            "params": sum(p.numel() for n, p in tm.model.named_parameters() if "lora" not in n),
+            "layers": tm.model.config.num_hidden_layers}
+
+
+def precision_main(args: argparse.Namespace, recipe: TrainRecipe, rows: list[dict], folder: Path) -> int:
+    import json
+
+    from ccl.devices import cpu_record
+
+    from .gemm import rates
+
+    runs: dict[str, list[dict]] = {"float32": [], "bfloat16": []}
+    for _ in range(args.rounds):  # alternated, so a drift of the machine falls on both
+        for precision in runs:
+            runs[precision].append(precision_steps(folder, recipe, rows, precision))
+    products = rates()
+    per_step = {p: sum(sum(r["seconds"][1:]) for r in rs) / sum(len(r["seconds"]) - 1 for r in rs)
+                for p, rs in runs.items()}
+    first = {p: rs[0] for p, rs in runs.items()}
+    gap = max(abs(a - b) / abs(b) for a, b in zip(first["bfloat16"]["losses"], first["float32"]["losses"]))
+    frac = len(adapted_layers(first["float32"]["layers"], recipe.adapt_fraction)) / first["float32"]["layers"]
+    tokens = sum(first["float32"]["tokens"][1:]) / (len(first["float32"]["tokens"]) - 1)
+    flops = tokens * first["float32"]["params"] * (2 + 2 * frac)  # as above: forward, and backward above the LoRA
+    peak = {p: max(r["gflops"][p] for r in products) for p in runs}
+    ratio = per_step["float32"] / per_step["bfloat16"]
+    record = {**cpu_record(), "episodes": len(rows), "rounds": args.rounds, "steps_timed": len(first["float32"]["seconds"]) - 1,
+              "seconds_per_step": {p: round(v, 3) for p, v in per_step.items()}, "bf16_over_f32": round(ratio, 2),
+              "target": {"amx-bf16": 3.0, "avx512-bf16": 1.5}.get(cpu_record()["kernel_path"]),
+              "largest_relative_loss_difference": round(gap, 5),
+              "losses": {p: [round(x, 5) for x in r["losses"]] for p, r in first.items()},
+              "profiled_step_s": {p: r["profile_s"] for p, r in first.items()},
+              "share_of_product_peak": {p: round(flops / per_step[p] / 1e9 / peak[p], 3) for p in runs},
+              "product_peak_gflops": peak, "products": products,
+              "steps": {p: [r["seconds"] for r in rs] for p, rs in runs.items()}}
+    text = json.dumps(record, indent=1)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--episodes", type=int, default=32)
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--train-file", type=Path, default=DATA / "sft" / "oracle_train.jsonl")
+    ap.add_argument("--precision", action="store_true", help="float32 against bfloat16 (issue 56) instead")
+    ap.add_argument("--rounds", type=int, default=2, help="with --precision: passes per precision, alternated")
+    ap.add_argument("--out", default=None, help="with --precision: also write the JSON record here")
     args = ap.parse_args(argv)
     recipe, _ = stage_config(load_params(PARAMS), "train", TrainRecipe, "cpu")
     recipe = dataclasses.replace(recipe, gradient_checkpointing=False)
     rows = list(read_jsonl(args.train_file))[: args.episodes]
     folder = model_dir(model_store(), args.model)
+    if args.precision:
+        return precision_main(args, recipe, rows, folder)
     peak = matmul_gflops()
     # round 2 first: whatever the process warms up (allocator, kernels) favours the round after it
     a = ours(folder, recipe, rows, T.summed_nll)

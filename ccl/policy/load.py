@@ -7,20 +7,27 @@ from pathlib import Path
 from ..episode.oracle import OraclePolicy
 from ..models.registry import ModelError, ModelStore
 from ..models.weights import model_dir
+from ..vocabulary import DEFAULT_PRECISION, PRECISIONS
 from .base import GenConfig, ModelPolicy
 
 BACKENDS = ("torch", "mlx", "openvino")
 
 
 def load_backend(store: ModelStore, model: str, backend: str = "torch", adapter: str | Path | None = None,
-                 model_path: str | Path | None = None):
+                 model_path: str | Path | None = None, precision: str = DEFAULT_PRECISION):
+    """``precision``: float32, or bfloat16 on the CPU's matrix units (torch and OpenVINO; issue 56)."""
     if backend not in BACKENDS:
         raise ModelError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
+    if precision not in PRECISIONS:
+        raise ModelError(f"unknown precision {precision!r}; valid: {', '.join(PRECISIONS)}")
+    if backend == "mlx" and precision != DEFAULT_PRECISION:
+        raise ModelError(f"precision {precision!r}: the mlx backend generates in {DEFAULT_PRECISION} only; "
+                         "choose torch or openvino for bfloat16")
     folder = model_dir(store, model, model_path)  # an unknown name fails here, naming the registry
     if backend == "torch":
         check_torch_loadable(model, folder)
         from .torch_backend import TorchBackend
-        return TorchBackend(folder, adapter)
+        return TorchBackend(folder, adapter, precision=precision)
     if backend == "openvino":
         spec = store.spec(model)
         if spec.source != "pypi-gguf":
@@ -28,7 +35,7 @@ def load_backend(store: ModelStore, model: str, backend: str = "torch", adapter:
                              f"(source pypi-gguf), whose metadata its export reuses; {model} comes from the "
                              f"{spec.source}: run it on torch")
         from .openvino_backend import OpenVINOBackend
-        return OpenVINOBackend(folder, spec, adapter)
+        return OpenVINOBackend(folder, spec, adapter, precision=precision)
     from .mlx_backend import MLXBackend
     return MLXBackend(folder, adapter)
 
@@ -47,7 +54,7 @@ def check_torch_loadable(model: str, folder: Path) -> None:
 
 
 def load_policy(store: ModelStore, name: str, backend: str = "torch", adapter: str | Path | None = None,
-                gen: GenConfig | None = None, model_path: str | Path | None = None):
+                gen: GenConfig | None = None, model_path: str | Path | None = None, precision: str = DEFAULT_PRECISION):
     if name == "oracle":
         return OraclePolicy()
-    return ModelPolicy(load_backend(store, name, backend, adapter, model_path), gen or GenConfig(), name=name)
+    return ModelPolicy(load_backend(store, name, backend, adapter, model_path, precision), gen or GenConfig(), name=name)

@@ -7,7 +7,8 @@ increment tokenised alone, the previous turn's last generated token prefilled wi
 increment), greedy decoding over float32 logits, and the weights: the converted float32 model with any
 adapter merged as peft merges it, exported to an IR that holds the same float32 numbers
 (ccl/models/openvino_export.py). Inference and the KV cache are float32 (OpenVINO would otherwise pick
-bf16 on CPUs that have it and an f16 or u8 cache).
+bf16 on CPUs that have it and an f16 or u8 cache), unless ``precision`` asks for bfloat16 (issue 56,
+``models.student_precision``): then both are bfloat16, as OpenVINO picks on CPUs with bfloat16 units.
 
 Each turn is one request holding the episode's whole token path; the pipeline's prefix cache finds the
 blocks of the shared head and of earlier turns, so only the increment is computed. A request's turn
@@ -36,6 +37,10 @@ from .base import BackendState, FlopModel, GenConfig, GenOut, cached_increment, 
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "KEY_CACHE_PRECISION": "f32",
        "VALUE_CACHE_PRECISION": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0}
+# bfloat16 products on the CPU's matrix units (issue 56), with the KV cache in bfloat16 too: the CPU
+# plugin's paged attention refuses a float32 cache under bfloat16 inference
+INFERENCE = {"float32": F32, "bfloat16": {**F32, "INFERENCE_PRECISION_HINT": "bf16", "KV_CACHE_PRECISION": "bf16",
+                                          "KEY_CACHE_PRECISION": "bf16", "VALUE_CACHE_PRECISION": "bf16"}}
 CACHE_GB = 4  # the pipeline's KV cache (float32 blocks shared by every request, prefix cache included)
 BATCHED_TOKENS = 2048  # tokens per pipeline step (prompt chunks and one token per running request)
 
@@ -73,7 +78,7 @@ class OpenVINOBackend:
     name = "openvino"
 
     def __init__(self, model_dir: str | Path, spec: ModelSpec, adapter: str | Path | None = None,
-                 threads: int | None = None, max_seqs: int = 64):
+                 threads: int | None = None, max_seqs: int = 64, precision: str = "float32"):
         import openvino_genai as ovg
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -100,7 +105,7 @@ class OpenVINOBackend:
             sc.enable_prefix_caching, sc.dynamic_split_fuse = True, True
             sc.cache_size, sc.max_num_seqs, sc.max_num_batched_tokens = CACHE_GB, max_seqs, BATCHED_TOKENS
             self.pipe = ovg.ContinuousBatchingPipeline(str(ir), sc, "CPU",
-                                                       {**F32, "INFERENCE_NUM_THREADS": cpu_threads(threads)})
+                                                       {**INFERENCE[precision], "INFERENCE_NUM_THREADS": cpu_threads(threads)})
         self.ids = itertools.count()
         self._heads: dict[str, list[int]] = {}
 

@@ -34,7 +34,9 @@ import torch
 
 from ..devices import cpu_threads, pick_device
 from ..episode import chat
+from ..vocabulary import DEFAULT_PRECISION
 from .base import BackendState, GenConfig, GenOut, cached_increment
+
 
 
 def _prealloc_layer_class():
@@ -100,22 +102,39 @@ def linear_layers(config) -> list[bool]:
     return [i < len(kinds) and kinds[i] == "linear_attention" for i in range(cfg.num_hidden_layers)]
 
 
+def bfloat16_body(model: torch.nn.Module) -> torch.nn.Module:
+    """Every weight in bfloat16 but the output projection's: kept float32 (untied from the embeddings,
+    which go to bfloat16) with its input converted back, so that greedy decoding compares float32
+    logits rather than bfloat16 ones, whose 8-bit mantissa would make near-equal logits equal."""
+    head = model.get_output_embeddings()
+    weight = head.weight.detach().clone().float()
+    model.to(torch.bfloat16)
+    head.weight = torch.nn.Parameter(weight, requires_grad=False)
+    head.register_forward_pre_hook(lambda module, args: (args[0].float(), *args[1:]))
+    return model
+
+
 class TorchBackend:
     name = "torch"
 
     def __init__(self, model_dir: str | Path, adapter: str | Path | None = None,
-                 device: str | None = None, threads: int | None = None, dtype: torch.dtype | None = None):
+                 device: str | None = None, threads: int | None = None, dtype: torch.dtype | None = None,
+                 precision: str = DEFAULT_PRECISION):
+        """``precision`` (on CPU): float32, or bfloat16 (:func:`bfloat16_body`, the adapter merged first in
+        float32); accelerators compute in bfloat16 either way."""
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.device = pick_device(device)
         if self.device == "cpu":  # accelerators: torch's own host threads stay as they are
             torch.set_num_threads(cpu_threads(threads))
-        # float32 on CPU (bf16 is emulated and very slow there); bf16 on accelerators
+        # float32 on CPU unless bfloat16 is asked for (after the adapter); bf16 on accelerators
         dtype = dtype or (torch.float32 if self.device == "cpu" else torch.bfloat16)
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype)
         if adapter is not None:
             from .adapters import attach_adapter
             model = attach_adapter(model, model_dir, adapter)
+        if precision == "bfloat16" and self.device == "cpu":
+            model = bfloat16_body(model)
         self._setup(model.to(self.device), AutoTokenizer.from_pretrained(model_dir))
 
     @classmethod

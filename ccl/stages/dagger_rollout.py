@@ -27,6 +27,7 @@ from ..policy.base import GenConfig
 from ..policy.load import load_policy
 from ..records import Task
 from ..resources import peak_memory_gb
+from ..vocabulary import precision_fields
 
 TRAIN_POOL = "train_pool"  # the only split DAgger reads
 FILES = ("episodes.jsonl.gz", "visits.jsonl.gz", "rows.jsonl.gz", "train.jsonl.gz", "stats.json")
@@ -62,7 +63,8 @@ def run(p: Plan, store: ModelStore, adapter: Path, base: Path, out: Path, timing
     """Roll out, label and write the iteration's folder ``out``; returns its statistics."""
     base_rows = read_rows(base, "build_sft (C's rows) or the previous dagger_rollout", ChatRow, need_rows=True)
     gen = GenConfig(max_new_tokens=p.cfg.max_new_tokens)
-    student = load_policy(store, p.models.student, p.models.student_generation, adapter, gen, model_path)
+    student = load_policy(store, p.models.student, p.models.student_generation, adapter, gen, model_path,
+                          p.models.student_precision)
     start = time.perf_counter()
     it = run_iteration(p.tasks, student, p.cfg, p.iteration)
     seconds = time.perf_counter() - start
@@ -70,7 +72,8 @@ def run(p: Plan, store: ModelStore, adapter: Path, base: Path, out: Path, timing
     write_jsonl(out / "visits.jsonl.gz", it.visits)
     write_jsonl(out / "rows.jsonl.gz", it.rows)
     write_jsonl(out / "train.jsonl.gz", base_rows + it.rows)
-    stats = {**it.stats, "profile": p.profile, "student": p.models.student, "adapter": str(adapter),
+    stats = {**it.stats, "profile": p.profile, "student": p.models.student, **precision_fields(p.models.student_precision),
+             "adapter": str(adapter),
              "base": str(base), "base_rows": len(base_rows), "train_rows": len(base_rows) + len(it.rows)}
     write_json(out / "stats.json", stats)
     write_manifest(out, [out / f for f in FILES], {"stage": "dagger_rollout", "iteration": p.iteration})

@@ -19,7 +19,7 @@ from ..models.registry import ModelStore
 from ..policy.adapters import resolve_adapter
 from ..policy.base import GenConfig
 from ..policy.load import load_policy
-from ..vocabulary import BASELINES, ORACLE, STUDENT_FEWSHOT, TEACHER
+from ..vocabulary import BASELINES, DEFAULT_PRECISION, ORACLE, STUDENT_FEWSHOT, TEACHER, precision_fields
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ class Plan:
     backend: str | None
     adapter: Path | None
     tasks: list[dict]
+    precision: str = DEFAULT_PRECISION  # the student's (models.student_precision); others float32
 
     @property
     def label(self) -> str:
@@ -52,10 +53,11 @@ def plan(params: Path, profile: str | None, name: str, adapter: Path | None, dat
     """The configuration's model and the first ``max_tasks_per_split`` tasks of each split of ``data/tasks``."""
     cfg, models, profile = stage_with_models(params, "evaluate", EvaluateConfig, profile)
     model, backend = who_plays(name, models, adapter)
+    precision = models.student_precision if name not in (TEACHER, ORACLE) else DEFAULT_PRECISION
     tasks = []
     for split in cfg.splits:
         tasks += split_rows(data / "tasks", split, need_rows=True)[: task_cap(cfg, split)]
-    return Plan(name, cfg, profile, model, backend, adapter, tasks)
+    return Plan(name, cfg, profile, model, backend, adapter, tasks, precision)
 
 
 def adapter_hashes(adapter: Path | None) -> dict[str, str] | None:
@@ -71,10 +73,12 @@ def run(p: Plan, store: ModelStore, out: Path, model_path: str | None = None,
     """Write ``out/<name>/episodes.jsonl.gz`` (transcripts, no verdicts) and ``generation.json``
     (model, backend, adapter, splits, efficiency, latencies); resumes from ``episodes.partial.jsonl``."""
     gen = GenConfig(max_new_tokens=p.cfg.max_new_tokens)
-    policy = load_policy(store, ORACLE if p.model is None else p.model, p.backend, p.adapter, gen, model_path)
+    policy = load_policy(store, ORACLE if p.model is None else p.model, p.backend, p.adapter, gen, model_path,
+                         p.precision)
     folder = out / p.name
     log = ChunkLog(folder / "episodes.partial.jsonl",
-                   fingerprint(p.name, p.model, p.backend, adapter_hashes(p.adapter), gen, p.cfg.batch_size, p.tasks))
+                   fingerprint(p.name, p.model, p.backend, adapter_hashes(p.adapter), gen, p.cfg.batch_size, p.tasks)
+                   | precision_fields(p.precision))
     if log.discarded:
         say(f"evaluate {p.name}: discarded a partial log written for other settings")
     progress(sum(log.done(t["id"]) for t in p.tasks))
@@ -83,7 +87,8 @@ def run(p: Plan, store: ModelStore, out: Path, model_path: str | None = None,
     rows = [d["row"] for d in done]
     write_jsonl(folder / "episodes.jsonl.gz", rows)
     record = {"name": p.name, "profile": p.profile, "model": p.model, "backend": p.backend,
-              "adapter": str(p.adapter) if p.adapter else None, "splits": list(p.cfg.splits),
+              **precision_fields(p.precision), "adapter": str(p.adapter) if p.adapter else None,
+              "splits": list(p.cfg.splits),
               "efficiency": efficiency(rows, run, getattr(policy, "stats", None)),
               "latency_s": {t["id"]: d["latency_s"] for t, d in zip(p.tasks, done)}}
     write_json(folder / "generation.json", record)

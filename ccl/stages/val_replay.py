@@ -21,6 +21,7 @@ from ..policy.base import GenConfig
 from ..policy.load import load_policy
 from ..replay.decisions import answer_decisions
 from ..resources import peak_memory_gb
+from ..vocabulary import precision_fields
 
 VAL_POOL = "val_pool"
 
@@ -44,7 +45,7 @@ def run(p: Plan, store: ModelStore, data: Path, out: Path, model_path: str | Non
     tasks = tasks[: p.cfg.max_val_tasks] if p.cfg.max_val_tasks else tasks
     gold = golden(tasks)
     policy = load_policy(store, p.models.student, p.models.student_generation, p.adapter,
-                         GenConfig(max_new_tokens=p.cfg.max_new_tokens), model_path)
+                         GenConfig(max_new_tokens=p.cfg.max_new_tokens), model_path, p.models.student_precision)
     start = time.perf_counter()
     answers = answer_decisions({t["id"]: t for t in tasks}, gold, policy, p.cfg.batch_size)
     seconds = time.perf_counter() - start
@@ -52,6 +53,7 @@ def run(p: Plan, store: ModelStore, data: Path, out: Path, model_path: str | Non
     folder = out / p.name
     write_jsonl(folder / "actions.jsonl.gz", rows)
     record = {"name": p.name, "profile": p.profile, "model": p.models.student, "backend": p.models.student_generation,
+              **precision_fields(p.models.student_precision),
               "adapter": str(p.adapter), "split": VAL_POOL, "decisions": len(rows), "tasks": len(tasks),
               "wall_s": round(seconds, 2), "peak_mem_gb": peak_memory_gb()}
     write_json(folder / "generation.json", record)

@@ -20,7 +20,8 @@ from typing import Callable
 from ..artifacts.jsonio import orphans, temp_prefix
 from ..episode import chat
 from ..models.mlx_config import mlx_config_overrides
-from .errors import CheckpointError, check_fingerprint
+from ..vocabulary import DEFAULT_PRECISION
+from .errors import CheckpointError, TrainingError, check_fingerprint
 from .packing import Packed, pack_episode
 from .recipe import TrainRecipe, adapted_layers
 
@@ -50,6 +51,9 @@ def load_for_training(folder: Path, recipe: TrainRecipe, seed: int, device: str 
     from mlx_lm.tuner.utils import linear_to_lora_layers
     from transformers import AutoTokenizer
 
+    if recipe.precision != DEFAULT_PRECISION:  # bfloat16 is the torch trainer's (issue 56)
+        raise TrainingError(f"train recipe precision {recipe.precision!r}: the MLX trainer computes in "
+                            f"{DEFAULT_PRECISION} only; set train precision: {DEFAULT_PRECISION} or train on torch")
     model, wrapper = mlx_lm.load(str(folder), model_config=mlx_config_overrides(Path(folder)))
     tok = AutoTokenizer.from_pretrained(folder)
     model.freeze()

@@ -6,12 +6,15 @@ training set and seed: every run of a profile shares one recipe, as in the write
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
 from ..config import register
+from ..vocabulary import DEFAULT_PRECISION, PRECISIONS
 
 
 @register
@@ -45,10 +48,27 @@ class TrainRecipe:
     checkpoint_every: int = 25  # optimizer steps between checkpoints
     val_episodes: int | None = None  # oracle validation episodes for the final loss (None: all)
     stability: StabilityRule = field(default_factory=StabilityRule)
+    # the products' precision (torch): float32, or bfloat16 on the CPU's matrix units with float32 LoRA
+    # weights, gradients and optimizer state (experiments/bf16_cpu)
+    precision: Literal["float32", "bfloat16"] = DEFAULT_PRECISION
+
+    def __post_init__(self) -> None:
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision {self.precision!r} is not one of {', '.join(PRECISIONS)}")
 
     @property
     def episodes_per_step(self) -> int:
         return self.batch_size * self.grad_accum
+
+
+def recipe_record(recipe: TrainRecipe) -> dict:
+    """The recipe as a run records it (fingerprint, config.json, adapter card): every field, except the
+    precision when it is the default, so that a float32 run's records keep the bytes they had before
+    precision was a setting (the published studies rerun to them); its absence reads as float32."""
+    record = dataclasses.asdict(recipe)
+    if record["precision"] == DEFAULT_PRECISION:
+        del record["precision"]
+    return record
 
 
 def learning_rate(step: int, r: TrainRecipe) -> float:

@@ -33,10 +33,11 @@ from ..artifacts.inputs import read_rows
 from ..artifacts.jsonio import atomic_write_bytes, dumps, sha256_file, write_json
 from ..artifacts.shapes import ChatRow
 from ..artifacts.manifest import folder_files, write_manifest
+from ..devices import cpu_record
 from ..resources import peak_memory_gb
-from ..vocabulary import Run
+from ..vocabulary import DEFAULT_PRECISION, Run
 from .errors import Diverged, TrainingError
-from .recipe import TrainRecipe, batch_order, learning_rate
+from .recipe import TrainRecipe, batch_order, learning_rate, recipe_record
 from .stability import StabilityMonitor
 
 
@@ -163,9 +164,11 @@ def baseline_key(recipe: TrainRecipe, model_name: str, model_folder: Path, backe
                  val_file: Path) -> dict:
     """What the untrained model's validation loss depends on. Not the seed nor the LoRA shape:
     LoRA's B matrices start at zero, so every run of a base model starts from the same function."""
-    return {"base_model": model_name, "base_weights": _weights_id(model_folder), "backend": backend,
-            "device": device, "val_sha256": sha256_file(val_file), "val_episodes": recipe.val_episodes,
-            "max_length": recipe.max_length, "batch_size": recipe.batch_size}
+    key = {"base_model": model_name, "base_weights": _weights_id(model_folder), "backend": backend,
+           "device": device, "val_sha256": sha256_file(val_file), "val_episodes": recipe.val_episodes,
+           "max_length": recipe.max_length, "batch_size": recipe.batch_size}
+    # another precision computes another loss; a float32 key keeps the bytes it had (recipe_record)
+    return key | ({"precision": recipe.precision} if recipe.precision != DEFAULT_PRECISION else {})
 
 
 def validation_set(tm, val_file: Path, recipe: TrainRecipe) -> list:
@@ -190,9 +193,11 @@ def validation_baseline(recipe: TrainRecipe, model_name: str, model_folder: Path
 def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path, backend: str,
               train_file: Path, val_file: Path, runs_dir: Path, archive_dir: Path, stability_log: Path,
               device: str | None = None, progress: Callable[[str, int, int], None] = lambda *a: None,
-              baseline: dict | None = None, segment: Segment = Segment()) -> dict:
+              baseline: dict | None = None, segment: Segment = Segment(),
+              on_checkpoint: Callable[[int, Any], None] | None = None) -> dict:
     """``baseline``: a :func:`validation_baseline` record; used when its key matches this run's.
-    ``segment``: the part of the schedule this run trains (default: all of it)."""
+    ``segment``: the part of the schedule this run trains (default: all of it). ``on_checkpoint``: called
+    with the step and the model after each checkpoint is written (an experiment's own measurements)."""
     T, device = trainer_module(backend), resolve_device(backend, device)
     paths = RunPaths(runs_dir / run.name, T.CHECKPOINT)
     rows = variant_rows(train_file)  # checked before anything is written or loaded
@@ -233,6 +238,8 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
                 kept = _checkpoint(T, paths, step + 1, tm, opt, kept, train_seconds,
                                    {"fingerprint": fingerprint, "monitor": monitor.state(),
                                     "val_loss_before": val_before, "val_loss_before_from": val_before_from})
+                if on_checkpoint is not None:
+                    on_checkpoint(step + 1, tm)
     val_loss = T.mean_loss(tm, val, recipe.batch_size, lambda n: None)
     T.save_adapter(tm, paths.adapter)
     summary = {
@@ -243,6 +250,7 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
         "val_loss": round(val_loss, 6), "val_loss_before": round(val_before, 6), "val_episodes": len(val),
         "val_loss_before_from": val_before_from, "trainable_params": T.count_trainable(tm),
         "adapter_sha256": sha256_file(paths.adapter / T.ADAPTER_FILE), "stability": "passed",
+        "precision": recipe.precision, "machine": cpu_record(),  # which hashes hold where (a CPU's kernel path)
     }
     summary |= {"segment": f"{segment.index}/{segment.count}"} if segment.count > 1 else {}
     _publish(run, paths, fingerprint, device, summary, stability_log, monitor, steps.stop, segment.leaves_state)
@@ -263,7 +271,7 @@ def _checkpoint(T: Any, paths: RunPaths, step: int, tm: Any, opt: Any, kept: dic
 def _fingerprint(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path, train_file: Path,
                  segment: Segment) -> dict:
     """Everything that determined the run; a checkpoint must carry the same (config.json keeps it)."""
-    fingerprint = {"run": run.name, "variant": run.variant, "seed": run.seed, "recipe": dataclasses.asdict(recipe),
+    fingerprint = {"run": run.name, "variant": run.variant, "seed": run.seed, "recipe": recipe_record(recipe),
                    "base_model": model_name, "base_weights": _weights_id(model_folder),
                    "train_sha256": sha256_file(train_file)}
     if segment.count > 1:  # a one-piece run's fingerprint (and config.json) stays as it always was

@@ -18,7 +18,7 @@ import io
 import json
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -27,6 +27,7 @@ import torch
 
 from ..artifacts.jsonio import atomic_write_bytes
 from ..episode import chat
+from ..vocabulary import DEFAULT_PRECISION
 from .errors import CheckpointError, check_fingerprint
 from .packing import Packed, pack_episode
 from .recipe import TrainRecipe, adapted_layers
@@ -47,6 +48,7 @@ class TorchModel:
     tok: object
     device: str
     end_ids: set[int]
+    precision: str = DEFAULT_PRECISION  # the products' precision (TrainRecipe.precision)
 
     def tokenize(self, text: str) -> list[int]:
         return self.tok(text, add_special_tokens=False).input_ids
@@ -64,11 +66,34 @@ def end_token_ids(tok, model) -> set[int]:
 
 
 def _base(folder: Path, device: str) -> tuple[Any, torch.nn.Module]:
-    """The tokenizer and the base model, float32 on CPU (bf16 there is emulated and slow)."""
+    """The tokenizer and the base model: float32 on CPU (the precision a CPU run starts from; a
+    bfloat16 recipe converts the frozen weights after the LoRA is made, :func:`_in_precision`),
+    bfloat16 on an accelerator."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     dtype = torch.float32 if device == "cpu" else torch.bfloat16
     return AutoTokenizer.from_pretrained(folder), AutoModelForCausalLM.from_pretrained(folder, dtype=dtype).to(device)
+
+
+def _in_precision(model: torch.nn.Module, precision: str) -> torch.nn.Module:
+    """The model for ``precision``. bfloat16: every frozen weight stored in bfloat16, so each product
+    reads it as the CPU's matrix units take it (under autocast a float32 weight would be converted on
+    every forward); the LoRA weights stay float32, as do their gradients and the optimizer's state,
+    and drawn before the conversion, they start from the same values as a float32 run's."""
+    if precision == "bfloat16":
+        for p in model.parameters():
+            if not p.requires_grad:
+                p.data = p.data.to(torch.bfloat16)
+    return model
+
+
+def compute(tm: TorchModel) -> Any:
+    """The forward's precision: autocast to bfloat16 for a bfloat16 model (the LoRA products too, their
+    float32 weights converted per product: in the prototype a few percent faster than leaving those
+    small products in float32), else as is."""
+    if tm.precision == "bfloat16":
+        return torch.autocast(tm.device.split(":")[0], dtype=torch.bfloat16)
+    return nullcontext()
 
 
 def load_for_training(folder: Path, recipe: TrainRecipe, seed: int, device: str) -> TorchModel:
@@ -81,12 +106,12 @@ def load_for_training(folder: Path, recipe: TrainRecipe, seed: int, device: str)
                         layers_to_transform=adapted_layers(n_layers, recipe.adapt_fraction),
                         task_type="CAUSAL_LM")
     torch.manual_seed(seed)  # LoRA A matrices are drawn from the global generator
-    model = get_peft_model(model, config)
+    model = _in_precision(get_peft_model(model, config), recipe.precision)
     if recipe.gradient_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model.enable_input_require_grads()
         allow_cache_under_checkpointing(model)  # the shared head's read-only prefix cache
-    return TorchModel(model, tok, device, end_token_ids(tok, model))
+    return TorchModel(model, tok, device, end_token_ids(tok, model), recipe.precision)
 
 
 def load_adapter_for_training(folder: Path, adapter: Path, device: str) -> TorchModel:
@@ -289,7 +314,8 @@ def _train_step(tm: TorchModel, opt: torch.optim.Optimizer, episodes: list[Packe
     pad = tm.tok.pad_token_id if tm.tok.pad_token_id is not None else 0
     loss_sum = 0.0
     for batch in micro:
-        nll, _ = nll_fn(tm.model, batch, pad, tm.device)
+        with compute(tm):
+            nll, _ = nll_fn(tm.model, batch, pad, tm.device)
         (nll / total).backward()
         loss_sum += float(nll.detach())
     params = list(trainable(tm.model).values())
@@ -308,7 +334,7 @@ def mean_loss(tm: TorchModel, episodes: list[Packed], batch_size: int, progress:
     pad = tm.tok.pad_token_id if tm.tok.pad_token_id is not None else 0
     ordered = sorted(episodes, key=lambda p: len(p.input_ids))
     total, count = 0.0, 0
-    with torch.no_grad(), reproducible(tm.device):
+    with torch.no_grad(), reproducible(tm.device), compute(tm):
         for i in range(0, len(ordered), batch_size):
             nll, n = summed_nll(tm.model, ordered[i:i + batch_size], pad, tm.device)
             total, count = total + float(nll), count + n
