@@ -112,11 +112,12 @@ def recorded(policy: ModelPolicy, bs: int, engine: str) -> tuple[ModelPolicy, Re
     """The policy with its decoder's turns recorded, the recorder and the decoder. The torch decoder keeps
     its turns' caches, not their token paths: its turns are not recorded (divergences not located)."""
     dec = policy.decoder(bs) if hasattr(policy, "decoder") else None
-    if dec is None or engine == "torch":
+    if dec is None:
+        return policy, None, None
+    policy.decoder = lambda slots, dec=dec: dec  # the rollout asks for the decoder: this one, summarised after
+    if engine == "torch":
         return policy, None, dec
-    rec = Recorder(dec)
-    policy.decoder = lambda slots, dec=dec: dec  # the rollout asks for the decoder: the recorded one
-    return policy, rec, dec
+    return policy, Recorder(dec), dec
 
 
 def precision_pair(store, model: str, engine: str, adapter: str | None, tasks: list, gen: GenConfig, bs: int,
@@ -142,7 +143,7 @@ def precision_pair(store, model: str, engine: str, adapter: str | None, tasks: l
             "episodes_per_s": {p: round(n / r["seconds"], 4) for p, r in runs.items()},
             "bf16_over_f32": round(f32["seconds"] / bf["seconds"], 2),
             "efficiency": {p: r["efficiency"] for p, r in runs.items()},
-            "successes_ruler1": {p: [r["got"][t["id"]][1] for t in tasks] for p, r in runs.items()},
+            "outcomes_ruler1": {p: [r["got"][t["id"]][1] for t in tasks] for p, r in runs.items()},
             **{k: v for k, v in agree.items() if k != "agreement_met"},
             "all_divergences_near_ties": None if agree["divergences"] is None else all(d["near_tie"] for d in agree["divergences"])}
 

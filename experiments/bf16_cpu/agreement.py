@@ -27,6 +27,7 @@ import torch
 from scipy.stats import binomtest
 
 from ccl.artifacts.inputs import split_rows
+from ccl.artifacts.jsonio import write_json
 from ccl.config import load_params, stage_config, stage_with_models
 from ccl.devices import cpu_record
 from ccl.episode.evaluate_config import EvaluateConfig
@@ -131,7 +132,8 @@ def yardstick(store, model: str, adapter: Path, tasks: list[dict], n: int = YARD
             "delta": round(2 * p99, 5)}
 
 
-def generate_part(work: Path) -> dict:
+def generate_part(work: Path, save=lambda record: None) -> dict:
+    """G1-G3 (see the module's text); ``save`` is handed the record after each engine (a crash keeps those)."""
     from scripts.bench_engines import precision_pair
 
     ev, models, _ = stage_with_models(PARAMS, "evaluate", EvaluateConfig, "cpu")
@@ -147,12 +149,13 @@ def generate_part(work: Path) -> dict:
     out: dict = {"machine": cpu_record(), "yardstick": ruler, "engines": {}}
     for engine in (models.student_generation, "torch"):
         row = precision_pair(store, models.student, engine, str(adapter), tasks, gen, ev.batch_size, arbiter, ruler["delta"])
-        ok = row.pop("successes_ruler1")
+        ok = row.pop("outcomes_ruler1")
         row["G1_identical_share"] = round(row["identical_transcripts"] / len(tasks), 4)
         row["G2_holds"] = row["all_divergences_near_ties"]
         row["G3"] = mcnemar(ok["float32"], ok["bfloat16"])
         row["agrees"] = bool(row["G2_holds"]) and row["G3"]["holds"]
         out["engines"][engine] = row
+        save(out)
     return out
 
 
@@ -162,10 +165,14 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/ccl-bf16"))
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    record = train_part(args.work) if args.part == "train" else generate_part(args.work)
-    text = json.dumps(record, indent=1, default=str)
-    print(text)
-    (args.out or Path(__file__).with_name(f"{args.part}_agreement.json")).write_text(text + "\n", encoding="utf-8")
+    out = args.out or Path(__file__).with_name(f"{args.part}_agreement.json")
+
+    def save(record: dict) -> None:
+        write_json(out, json.loads(json.dumps(record, default=str)))
+
+    record = train_part(args.work) if args.part == "train" else generate_part(args.work, save)
+    save(record)
+    print(json.dumps(record, indent=1, default=str))
 
 
 if __name__ == "__main__":
