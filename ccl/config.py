@@ -21,7 +21,7 @@ import yaml
 from typing_extensions import TypedDict  # pydantic needs this one, not typing's, before Python 3.12
 
 from .errors import StageError
-from .vocabulary import RUNS, learned_run
+from .vocabulary import DEFAULT_PRECISION, PRECISIONS, RUNS, learned_run
 
 PROFILES = ("paper", "paper-cuda", "cpu", "smoke")  # paper-cuda: paper sizes, a teacher that runs on CUDA
 # the top level of params.yaml: the profile, the run matrix, and one section per stage
@@ -323,10 +323,12 @@ class ModelsConfig:
     # the backend that generates for the student and its trained runs (evaluation, replay, serving):
     # torch | mlx | openvino; empty: student_backend. Training and the validation baseline use student_backend.
     student_engine: str = ""
-    # the precision that engine generates in for evaluation, validation replay and DAgger's rollouts
-    # (torch and openvino; issue 56, experiments/bf16_cpu): float32, what the published studies used, or
-    # bfloat16 on the CPU's matrix units. Training's precision is the train recipe's.
-    student_precision: typing.Literal["float32", "bfloat16"] = "float32"
+    # the precision that engine generates in for evaluation, decision-point replay, validation replay and
+    # DAgger's rollouts (torch and openvino; issue 56, experiments/bf16_cpu): float32, what the published
+    # studies used, or bfloat16 on the CPU's matrix units (validated on openvino; on torch its transcripts
+    # and verdicts were measured, its divergences not yet located). BFCL and the server stay float32.
+    # SFT training's precision is the train recipe's; DPO and GRPO compute in float32.
+    student_precision: typing.Literal[PRECISIONS] = DEFAULT_PRECISION
 
     @property
     def student_generation(self) -> str:

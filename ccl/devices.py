@@ -25,9 +25,10 @@ def cpu_threads(requested: int | None = None) -> int:
 
 
 # ---------------------------------------------------------------- the CPU, as a record names it
-# Kernel paths for bfloat16 products, fastest first: AMX tiles (Intel Sapphire Rapids and later), then
-# AVX-512 BF16 dot products (Intel Cooper Lake, AMD Zen 4 and later); "none": bfloat16 is converted
-# and computed in float32, slower than float32 itself.
+# Kernel paths for bfloat16 products on x86, fastest first: AMX tiles (Intel Sapphire Rapids and later),
+# then AVX-512 BF16 dot products (Intel Cooper Lake, AMD Zen 4 and later); "none": neither flag (an x86
+# CPU without bfloat16 units, where bfloat16 is converted and computed in float32 and gains nothing, or
+# another architecture, whose flags this does not read); "unknown": no /proc/cpuinfo.
 KERNEL_PATHS = (("amx-bf16", ("amx_bf16", "amx_tile")), ("avx512-bf16", ("avx512_bf16",)))
 
 

@@ -232,7 +232,7 @@ def main() -> None:
     from ccl.devices import cpu_record
 
     summary = {**cpu_record(), "episodes": n, "config": args.config, "adapter": args.adapter, "near_tie": args.near_tie,
-               "threads": torch.get_num_threads(), "peak_mem_gb": peak_memory_gb(), "engines": rows}
+               "peak_mem_gb": peak_memory_gb(), "engines": rows}
     if args.out:
         write_json(args.out, summary)
     print(json.dumps(summary))

@@ -105,10 +105,10 @@ TIME_GROUPS = (("attention", ("aten::_scaled_dot_product", "aten::scaled_dot_pro
                               "aten::_softmax", "aten::softmax")),
                ("matrix products", ("aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm")),
                ("casts and copies", ("aten::copy_", "aten::_to_copy", "aten::to")),
+               ("optimizer", ("aten::_foreach", "aten::lerp", "aten::addcmul", "aten::addcdiv", "aten::sqrt")),
                ("elementwise and norms", ("aten::mul", "aten::add", "aten::silu", "aten::pow", "aten::rsqrt",
                                           "aten::mean", "aten::div", "aten::neg", "aten::cat", "aten::where",
-                                          "aten::sum", "aten::fill_", "aten::sub", "aten::zero_")),
-               ("optimizer", ("aten::_foreach", "aten::lerp", "aten::addcmul", "aten::addcdiv", "aten::sqrt")))
+                                          "aten::sum", "aten::fill_", "aten::sub", "aten::zero_")))
 
 
 def time_groups(prof) -> dict[str, float]:

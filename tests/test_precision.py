@@ -34,6 +34,17 @@ def test_precision_is_read_from_params_and_a_wrong_one_is_refused_naming_the_key
     assert stage_config({"profile": "smoke", "train": {}}, "train", TrainRecipe)[0].precision == DEFAULT_PRECISION
 
 
+def test_a_validation_baseline_serves_only_runs_of_its_own_precision(tiny_model, data_dir):
+    from ccl.train.run import _same_key, baseline_key
+
+    val = data_dir / "sft" / "oracle_val.jsonl"
+    f32_key, bf16_key = (baseline_key(r, "tiny", tiny_model, "torch", "cpu", val) for r in (TINY, BF16))
+    assert "precision" not in f32_key and bf16_key == {**f32_key, "precision": "bfloat16"}
+    assert _same_key(f32_key, f32_key) and _same_key(bf16_key, bf16_key)
+    assert not _same_key(bf16_key, f32_key)  # a bfloat16 baseline never passes for a float32 run
+    assert not _same_key(f32_key, bf16_key)
+
+
 def test_kernel_path_from_the_flags():
     assert kernel_path({"avx512f", "amx_bf16", "amx_tile", "avx512_bf16"}) == "amx-bf16"
     assert kernel_path({"avx512f", "avx512_bf16"}) == "avx512-bf16"  # AMD Zen 4
@@ -135,10 +146,24 @@ def test_the_students_precision_comes_from_params_and_the_teacher_stays_float32(
     assert plan(PARAMS, "smoke", STUDENT_BASE, None, smoke_data.parent).precision == "float32"
 
 
+def test_a_float32_evaluation_record_names_no_precision(smoke_data, tmp_path):
+    """The oracle's evaluation (float32 by definition, no model) writes generation.json as before: no
+    precision key, so a published float32 record keeps its bytes."""
+    from ccl.stages import evaluate
+    from ccl.vocabulary import ORACLE
+    from scripts.layout import PARAMS
+    from scripts.model_store import model_store
+
+    p = evaluate.plan(PARAMS, "smoke", ORACLE, None, smoke_data.parent)
+    evaluate.run(dataclasses.replace(p, tasks=p.tasks[:2]), model_store(), tmp_path, say=lambda s: None)
+    record = json.loads((tmp_path / ORACLE / "generation.json").read_text())
+    assert p.precision == "float32" and "precision" not in record and record["backend"] is None
+
+
 @pytest.mark.parametrize("engine", ["openvino", "torch"])
 def test_smoke_evaluation_in_bfloat16_completes_and_says_so(engine, smoke_data, tmp_path):
     """The evaluate stage on the smoke profile's tasks with the student in bfloat16: every episode ends,
-    is judged, and generation.json names the precision (a float32 record names none, as before)."""
+    is judged, and generation.json names the precision."""
     from ccl.artifacts.jsonio import read_jsonl
     from ccl.judge.judging import verdict_row
     from ccl.stages import evaluate

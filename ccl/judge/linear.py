@@ -218,7 +218,7 @@ class AddressIndex:
             self.windows = _Automaton(symbols)
 
     def has(self, token: str) -> bool:
-        if not _AT_SHAPED.fullmatch(token) or token.count("@") != 1:
+        if not _AT_SHAPED.fullmatch(token):  # (one "@": the classes hold none) not an address: searched
             return occurs_whole(self.text, token, r"[\w-]", r"[\w-]")
         if self.pairs is not None:
             return token in self.pairs

@@ -4,7 +4,8 @@ continuous-batching pipeline on the CPU (issue 39; the measured decision: experi
 What stays the torch backend's, so transcripts agree: the tokenizer (transformers'; OpenVINO only
 receives token ids), the prompt split (a fresh episode's shared head tokenised alone, each turn's
 increment tokenised alone, the previous turn's last generated token prefilled with the next turn's
-increment), greedy decoding over float32 logits, and the weights: the converted float32 model with any
+increment), greedy decoding over float32 logits (computed in bfloat16 with ``precision="bfloat16"``,
+where OpenVINO's graph, head included, runs in bfloat16), and the weights: the converted float32 model with any
 adapter merged as peft merges it, exported to an IR that holds the same float32 numbers
 (ccl/models/openvino_export.py). Inference and the KV cache are float32 (OpenVINO would otherwise pick
 bf16 on CPUs that have it and an f16 or u8 cache), unless ``precision`` asks for bfloat16 (issue 56,
@@ -33,6 +34,7 @@ from ..devices import cpu_threads
 from ..episode import chat
 from ..models.registry import ModelError, ModelSpec
 from ..records import EngineRecord
+from ..vocabulary import DEFAULT_PRECISION
 from .base import BackendState, FlopModel, GenConfig, GenOut, cached_increment, engine_record
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "KEY_CACHE_PRECISION": "f32",
@@ -41,7 +43,7 @@ F32 = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "KEY_CACH
 # plugin's paged attention refuses a float32 cache under bfloat16 inference
 INFERENCE = {"float32": F32, "bfloat16": {**F32, "INFERENCE_PRECISION_HINT": "bf16", "KV_CACHE_PRECISION": "bf16",
                                           "KEY_CACHE_PRECISION": "bf16", "VALUE_CACHE_PRECISION": "bf16"}}
-CACHE_GB = 4  # the pipeline's KV cache (float32 blocks shared by every request, prefix cache included)
+CACHE_GB = 4  # the pipeline's KV cache (blocks of the inference precision shared by every request, prefix cache included)
 BATCHED_TOKENS = 2048  # tokens per pipeline step (prompt chunks and one token per running request)
 
 
@@ -78,7 +80,7 @@ class OpenVINOBackend:
     name = "openvino"
 
     def __init__(self, model_dir: str | Path, spec: ModelSpec, adapter: str | Path | None = None,
-                 threads: int | None = None, max_seqs: int = 64, precision: str = "float32"):
+                 threads: int | None = None, max_seqs: int = 64, precision: str = DEFAULT_PRECISION):
         import openvino_genai as ovg
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer

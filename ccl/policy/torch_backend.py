@@ -38,7 +38,6 @@ from ..vocabulary import DEFAULT_PRECISION
 from .base import BackendState, GenConfig, GenOut, cached_increment
 
 
-
 def _prealloc_layer_class():
     from transformers.cache_utils import DynamicLayer
 

@@ -19,7 +19,7 @@ from ..policy.base import GenConfig
 from ..policy.load import load_policy
 from ..replay.decisions import answer_decisions, golden_rows
 from ..resources import peak_memory_gb
-from ..vocabulary import ORACLE, STUDENT_FEWSHOT
+from ..vocabulary import ORACLE, STUDENT_FEWSHOT, precision_fields
 from .evaluate import Plan
 
 
@@ -40,7 +40,8 @@ def run(p: Plan, store, golden: Path, out: Path, model_path: str | None = None,
     tasks = replayed_tasks(p)
     rows = golden_rows(golden, p.cfg.splits, tasks)
     gen = GenConfig(max_new_tokens=p.cfg.max_new_tokens)
-    policy = load_policy(store, ORACLE if p.model is None else p.model, p.backend, p.adapter, gen, model_path)
+    policy = load_policy(store, ORACLE if p.model is None else p.model, p.backend, p.adapter, gen, model_path,
+                         p.precision)  # the evaluation's precision (models.student_precision for the student)
     system = None
     if p.name == STUDENT_FEWSHOT:  # the few-shot variant's own system prompt, per task
         system = {t: system_prompt(task, fewshot=True) for t, task in tasks.items()}
@@ -58,8 +59,8 @@ def run(p: Plan, store, golden: Path, out: Path, model_path: str | None = None,
     write_jsonl(folder / "actions.jsonl.gz", answers)
     stats = getattr(policy, "stats", None)
     record = {"name": p.name, "profile": p.profile, "model": p.model, "backend": p.backend,
-              "adapter": str(p.adapter) if p.adapter else None, "splits": list(p.cfg.splits),
-              "efficiency": {"decisions": len(answers), "wall_s": round(seconds, 2),
+              **precision_fields(p.precision), "adapter": str(p.adapter) if p.adapter else None,
+              "splits": list(p.cfg.splits), "efficiency": {"decisions": len(answers), "wall_s": round(seconds, 2),
                              "decisions_per_s": round(len(answers) / seconds, 3) if seconds else None,
                              "gen_tokens": getattr(stats, "new_tokens", 0),
                              "prompt_tokens": getattr(stats, "prompt_tokens", 0),

@@ -14,7 +14,7 @@ from typing import Literal
 import numpy as np
 
 from ..config import register
-from ..vocabulary import DEFAULT_PRECISION, PRECISIONS
+from ..vocabulary import DEFAULT_PRECISION, PRECISIONS, precision_fields
 
 
 @register
@@ -48,9 +48,10 @@ class TrainRecipe:
     checkpoint_every: int = 25  # optimizer steps between checkpoints
     val_episodes: int | None = None  # oracle validation episodes for the final loss (None: all)
     stability: StabilityRule = field(default_factory=StabilityRule)
-    # the products' precision (torch): float32, or bfloat16 on the CPU's matrix units with float32 LoRA
-    # weights, gradients and optimizer state (experiments/bf16_cpu)
-    precision: Literal["float32", "bfloat16"] = DEFAULT_PRECISION
+    # the products' precision (torch; SFT runs: train, val_baseline, DAgger's retraining; DPO and GRPO
+    # compute in float32): float32, or bfloat16 on the CPU's matrix units with float32 LoRA weights,
+    # gradients and optimizer state (experiments/bf16_cpu)
+    precision: Literal[PRECISIONS] = DEFAULT_PRECISION
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
@@ -66,9 +67,8 @@ def recipe_record(recipe: TrainRecipe) -> dict:
     precision when it is the default, so that a float32 run's records keep the bytes they had before
     precision was a setting (the published studies rerun to them); its absence reads as float32."""
     record = dataclasses.asdict(recipe)
-    if record["precision"] == DEFAULT_PRECISION:
-        del record["precision"]
-    return record
+    del record["precision"]
+    return record | precision_fields(recipe.precision)
 
 
 def learning_rate(step: int, r: TrainRecipe) -> float:

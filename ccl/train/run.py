@@ -35,7 +35,7 @@ from ..artifacts.shapes import ChatRow
 from ..artifacts.manifest import folder_files, write_manifest
 from ..devices import cpu_record
 from ..resources import peak_memory_gb
-from ..vocabulary import DEFAULT_PRECISION, Run
+from ..vocabulary import DEFAULT_PRECISION, Run, precision_fields
 from .errors import Diverged, TrainingError
 from .recipe import TrainRecipe, batch_order, learning_rate, recipe_record
 from .stability import StabilityMonitor
@@ -164,11 +164,10 @@ def baseline_key(recipe: TrainRecipe, model_name: str, model_folder: Path, backe
                  val_file: Path) -> dict:
     """What the untrained model's validation loss depends on. Not the seed nor the LoRA shape:
     LoRA's B matrices start at zero, so every run of a base model starts from the same function."""
-    key = {"base_model": model_name, "base_weights": _weights_id(model_folder), "backend": backend,
-           "device": device, "val_sha256": sha256_file(val_file), "val_episodes": recipe.val_episodes,
-           "max_length": recipe.max_length, "batch_size": recipe.batch_size}
-    # another precision computes another loss; a float32 key keeps the bytes it had (recipe_record)
-    return key | ({"precision": recipe.precision} if recipe.precision != DEFAULT_PRECISION else {})
+    # another precision computes another loss; a float32 key keeps the bytes it had (precision_fields)
+    return {"base_model": model_name, "base_weights": _weights_id(model_folder), "backend": backend,
+            "device": device, "val_sha256": sha256_file(val_file), "val_episodes": recipe.val_episodes,
+            "max_length": recipe.max_length, "batch_size": recipe.batch_size, **precision_fields(recipe.precision)}
 
 
 def validation_set(tm, val_file: Path, recipe: TrainRecipe) -> list:
@@ -194,7 +193,7 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
               train_file: Path, val_file: Path, runs_dir: Path, archive_dir: Path, stability_log: Path,
               device: str | None = None, progress: Callable[[str, int, int], None] = lambda *a: None,
               baseline: dict | None = None, segment: Segment = Segment(),
-              on_checkpoint: Callable[[int, Any], None] | None = None) -> dict:
+              on_checkpoint: Callable[[int, Any], None] = lambda step, tm: None) -> dict:
     """``baseline``: a :func:`validation_baseline` record; used when its key matches this run's.
     ``segment``: the part of the schedule this run trains (default: all of it). ``on_checkpoint``: called
     with the step and the model after each checkpoint is written (an experiment's own measurements)."""
@@ -238,23 +237,25 @@ def train_run(run: Run, recipe: TrainRecipe, model_name: str, model_folder: Path
                 kept = _checkpoint(T, paths, step + 1, tm, opt, kept, train_seconds,
                                    {"fingerprint": fingerprint, "monitor": monitor.state(),
                                     "val_loss_before": val_before, "val_loss_before_from": val_before_from})
-                if on_checkpoint is not None:
-                    on_checkpoint(step + 1, tm)
+                on_checkpoint(step + 1, tm)
     val_loss = T.mean_loss(tm, val, recipe.batch_size, lambda n: None)
     T.save_adapter(tm, paths.adapter)
     summary = {
         "run": run.name, "variant": run.variant, "seed": run.seed, "backend": backend, "device": device,
         "base_model": model_name, "steps": steps.stop, "episodes": len(rows), "episodes_used": len(usable),
-        "train_minutes": round(train_seconds / 60, 2), "peak_mem_gb": peak_memory_gb(),
-        "final_train_loss": read_log(paths.log, steps.stop)[-1]["loss"],
+        "train_minutes": round(train_seconds / 60, 2), "final_train_loss": read_log(paths.log, steps.stop)[-1]["loss"],
         "val_loss": round(val_loss, 6), "val_loss_before": round(val_before, 6), "val_episodes": len(val),
         "val_loss_before_from": val_before_from, "trainable_params": T.count_trainable(tm),
-        "adapter_sha256": sha256_file(paths.adapter / T.ADAPTER_FILE), "stability": "passed",
-        "precision": recipe.precision, "machine": cpu_record(),  # which hashes hold where (a CPU's kernel path)
-    }
-    summary |= {"segment": f"{segment.index}/{segment.count}"} if segment.count > 1 else {}
+        "adapter_sha256": sha256_file(paths.adapter / T.ADAPTER_FILE)} | _machine_fields(recipe, segment)
     _publish(run, paths, fingerprint, device, summary, stability_log, monitor, steps.stop, segment.leaves_state)
     return summary
+
+
+def _machine_fields(recipe: TrainRecipe, segment: Segment) -> dict:
+    """The summary's fields past the numbers: memory, the rule passed, the precision and the machine (the
+    CPU's kernel path says where the adapter's hash holds), and the segment of a split schedule."""
+    return {"peak_mem_gb": peak_memory_gb(), "stability": "passed", "precision": recipe.precision,
+            "machine": cpu_record(), **({"segment": f"{segment.index}/{segment.count}"} if segment.count > 1 else {})}
 
 
 def _checkpoint(T: Any, paths: RunPaths, step: int, tm: Any, opt: Any, kept: dict[int, float], seconds: float,
@@ -287,7 +288,10 @@ def _start_log(paths: RunPaths, start: int, previous: Path | None) -> None:
 
 
 def _same_key(baseline: dict, key: dict) -> bool:
-    return all(baseline.get(k) == v for k, v in key.items())
+    """Whether a baseline record was computed for ``key``: every key's value, and the same precision (a
+    float32 key names none, so a bfloat16 baseline must not pass for it)."""
+    same_precision = baseline.get("precision", DEFAULT_PRECISION) == key.get("precision", DEFAULT_PRECISION)
+    return same_precision and all(baseline.get(k) == v for k, v in key.items())
 
 
 def _resume(T: Any, tm: Any, opt: Any, paths: RunPaths, fingerprint: dict, monitor: StabilityMonitor,
