@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import random
 import re
 from pathlib import Path
@@ -122,14 +121,9 @@ def old_respectively_sentence(text: str) -> str:
         values, names = split_list(m.group("vals")), split_list(m.group("names"))
         return m.group(0) if len(values) != len(names) else ", ".join(f"{v} {n}" for v, n in zip(values, names))
 
-    def pair(m: re.Match) -> str:
-        subjects, values = split_list(m.group("subj")), split_list(m.group("vals"))
-        if len(subjects) != len(values) or len(subjects) < 2:
-            return m.group(0)
-        verb = {"are": "is", "were": "was", "have": "has", "cost": "costs"}.get(m.group("verb").lower(), m.group("verb"))
-        return "; ".join(f"{s} {verb} {v}" for s, v in zip(subjects, values))
     text = re.compile(OLD["values_then_names"], re.I).sub(values_then_names, text)
-    return re.compile(OLD["respectively"], re.I).sub(pair, text)
+    # the pairing itself did not change (canonical.pair_respectively); the patterns and the list split did
+    return re.compile(OLD["respectively"], re.I).sub(lambda m: canonical.pair_respectively(m, split_list), text)
 
 
 def respectively_texts(seed: int, n: int) -> list[str]:
@@ -326,14 +320,8 @@ def test_shown_answers_alike_past_its_searches(monkeypatch):
 
 
 def old_number_sourced(value, decimals, unit, shown) -> bool:
-    for x in shown:
-        if unit == "f" and abs(x * 9 / 5 + 32 - value) <= 0.5:
-            return True
-        if unit == "f":
-            continue
-        if math.isclose(x, value, rel_tol=1e-9, abs_tol=1e-9) or round(x, decimals) == value:
-            return True
-    return False
+    """Before issue 55: every shown value tried (the per-value rule, sources.shown_as, is unchanged)."""
+    return any(sources.shown_as(x, value, decimals, unit) for x in shown)
 
 
 def test_sourced_numbers_as_before():

@@ -10,6 +10,7 @@ answer itself paired them; it adds no value. Nothing here raises on any text.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from .linear import spaces_before
 
@@ -173,11 +174,15 @@ def _respectively(text: str) -> str:
 
 def _respectively_sentence(text: str) -> str:
     text = _values_then_names_sub(text)
-    def pair(m: re.Match) -> str:
-        subjects, values = _split_list(m.group("subj")), _split_list(m.group("vals"))
-        if len(subjects) != len(values) or len(subjects) < 2:
-            return m.group(0)
-        verb = {"are": "is", "were": "was", "have": "has", "cost": "costs"}.get(m.group("verb").lower(), m.group("verb"))
-        return "; ".join(f"{s} {verb} {v}" for s, v in zip(subjects, values))
     m = _respectively_match(text)
-    return pair(m) + text[m.end():] if m else text
+    return pair_respectively(m) + text[m.end():] if m else text
+
+
+def pair_respectively(m: re.Match, split: Callable[[str], list[str]] = _split_list) -> str:
+    """"A and B are x and y respectively" as "A is x; B is y" (the match unchanged when the lists differ
+    in length or hold one item); ``split`` cuts a list (tests pass the pre-issue-55 one)."""
+    subjects, values = split(m.group("subj")), split(m.group("vals"))
+    if len(subjects) != len(values) or len(subjects) < 2:
+        return m.group(0)
+    verb = {"are": "is", "were": "was", "have": "has", "cost": "costs"}.get(m.group("verb").lower(), m.group("verb"))
+    return "; ".join(f"{s} {verb} {v}" for s, v in zip(subjects, values))

@@ -123,14 +123,16 @@ def number_sourced(value: float, decimals: int, unit: str | None, src: Sources) 
     Only the shown values near ``value`` are tried (``src.numbers`` is sorted): trying all of them for
     each number of the answer cost the one times the other (issue 55)."""
     lo, hi = _near(value, decimals, unit)
-    for x in src.numbers[bisect.bisect_left(src.numbers, lo):bisect.bisect_right(src.numbers, hi)]:
-        if unit == "f" and abs(x * 9 / 5 + 32 - value) <= 0.5:
-            return True
-        if unit == "f":
-            continue
-        if math.isclose(x, value, rel_tol=1e-9, abs_tol=1e-9) or round(x, decimals) == value:
-            return True
-    return False
+    near = src.numbers[bisect.bisect_left(src.numbers, lo):bisect.bisect_right(src.numbers, hi)]
+    return any(shown_as(x, value, decimals, unit) for x in near)
+
+
+def shown_as(x: float, value: float, decimals: int, unit: str | None) -> bool:
+    """Whether the shown value ``x`` is the written ``value``: converted to Fahrenheit within half a
+    degree (``unit`` "f"), else equal or rounded to the written decimals."""
+    if unit == "f":
+        return abs(x * 9 / 5 + 32 - value) <= 0.5
+    return math.isclose(x, value, rel_tol=1e-9, abs_tol=1e-9) or round(x, decimals) == value
 
 
 def _near(value: float, decimals: int, unit: str | None) -> tuple[float, float]:
