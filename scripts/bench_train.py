@@ -47,22 +47,32 @@ from .layout import DATA, PARAMS
 from .model_store import model_store
 
 
-def ours(folder: Path, recipe: TrainRecipe, rows: list[dict], nll_fn: T.NllFn) -> dict:
+def ours(folder: Path, recipe: TrainRecipe, rows: list[dict], nll_fn: T.NllFn = T.summed_nll,
+         profiled: bool = False) -> dict:
+    """One pass over ``rows`` from the seed-0 start (in ``recipe.precision``): wall time, per-step seconds,
+    tokens and losses; with ``profiled``, one more step (the first batch again) under the profiler, its
+    time by operator group (``profile_s``)."""
     tm = T.load_for_training(folder, recipe, 0, "cpu")
     packed = [tm.pack(r["messages"], recipe.max_length) for r in rows]
     opt = T.make_optimizer(tm, recipe)
     per = recipe.episodes_per_step
-    losses = []
+    batches = [packed[i:i + per] for i in range(0, len(packed), per)]
     t = time.perf_counter()
-    for step in range(0, len(packed), per):
-        out = T.train_step(tm, opt, packed[step:step + per], recipe, learning_rate(step // per, recipe), nll_fn)
-        losses.append(out["loss"])
+    outs = [T.train_step(tm, opt, b, recipe, learning_rate(k, recipe), nll_fn) for k, b in enumerate(batches)]
     wall = time.perf_counter() - t
+    extra = {}
+    if profiled:
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            T.train_step(tm, opt, batches[0], recipe, learning_rate(0, recipe), nll_fn)
+        extra["profile_s"] = time_groups(prof)
     return {"wall_s": wall, "tokens": sum(len(p.input_ids) for p in packed),
-            "targets": sum(p.n_targets for p in packed), "steps": -(-len(packed) // per), "losses": losses,
+            "targets": sum(p.n_targets for p in packed), "steps": len(batches), "losses": [o["loss"] for o in outs],
+            "step_seconds": [o["seconds"] for o in outs], "step_tokens": [o["tokens"] for o in outs],
             "head_tokens": sum(p.head for p in packed),
             "params": sum(p.numel() for n, p in tm.model.named_parameters() if "lora" not in n),
-            "layers": tm.model.config.num_hidden_layers}
+            "layers": tm.model.config.num_hidden_layers, **extra}
 
 
 def trl(folder: Path, recipe: TrainRecipe, rows: list[dict]) -> dict:
@@ -120,26 +130,6 @@ def time_groups(prof) -> dict[str, float]:
     return {k: round(v, 3) for k, v in out.items()}
 
 
-def precision_steps(folder: Path, recipe: TrainRecipe, rows: list[dict], precision: str) -> dict:
-    """One pass over ``rows`` in ``precision`` from the seed-0 start: per-step seconds and losses, then
-    one more step (the first batch again) under the profiler."""
-    from torch.profiler import ProfilerActivity, profile
-
-    recipe = dataclasses.replace(recipe, precision=precision)
-    tm = T.load_for_training(folder, recipe, 0, "cpu")
-    packed = [tm.pack(r["messages"], recipe.max_length) for r in rows]
-    opt = T.make_optimizer(tm, recipe)
-    per = recipe.episodes_per_step
-    batches = [packed[i:i + per] for i in range(0, len(packed), per)]
-    outs = [T.train_step(tm, opt, b, recipe, learning_rate(k, recipe)) for k, b in enumerate(batches)]
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        T.train_step(tm, opt, batches[0], recipe, learning_rate(0, recipe))
-    return {"seconds": [o["seconds"] for o in outs], "losses": [o["loss"] for o in outs],
-            "tokens": [o["tokens"] for o in outs], "profile_s": time_groups(prof),
-            "params": sum(p.numel() for n, p in tm.model.named_parameters() if "lora" not in n),
-            "layers": tm.model.config.num_hidden_layers}
-
-
 def precision_main(args: argparse.Namespace, recipe: TrainRecipe, rows: list[dict], folder: Path) -> int:
     import json
 
@@ -150,18 +140,18 @@ def precision_main(args: argparse.Namespace, recipe: TrainRecipe, rows: list[dic
     runs: dict[str, list[dict]] = {"float32": [], "bfloat16": []}
     for _ in range(args.rounds):  # alternated, so a drift of the machine falls on both
         for precision in runs:
-            runs[precision].append(precision_steps(folder, recipe, rows, precision))
+            runs[precision].append(ours(folder, dataclasses.replace(recipe, precision=precision), rows, profiled=True))
     products = rates()
-    per_step = {p: sum(sum(r["seconds"][1:]) for r in rs) / sum(len(r["seconds"]) - 1 for r in rs)
+    per_step = {p: sum(sum(r["step_seconds"][1:]) for r in rs) / sum(len(r["step_seconds"]) - 1 for r in rs)
                 for p, rs in runs.items()}
     first = {p: rs[0] for p, rs in runs.items()}
     gap = max(abs(a - b) / abs(b) for a, b in zip(first["bfloat16"]["losses"], first["float32"]["losses"]))
     frac = len(adapted_layers(first["float32"]["layers"], recipe.adapt_fraction)) / first["float32"]["layers"]
-    tokens = sum(first["float32"]["tokens"][1:]) / (len(first["float32"]["tokens"]) - 1)
+    tokens = sum(first["float32"]["step_tokens"][1:]) / (len(first["float32"]["step_tokens"]) - 1)
     flops = tokens * first["float32"]["params"] * (2 + 2 * frac)  # as above: forward, and backward above the LoRA
     peak = {p: max(r["gflops"][p] for r in products) for p in runs}
     ratio = per_step["float32"] / per_step["bfloat16"]
-    record = {**cpu_record(), "episodes": len(rows), "rounds": args.rounds, "steps_timed": len(first["float32"]["seconds"]) - 1,
+    record = {**cpu_record(), "episodes": len(rows), "rounds": args.rounds, "steps_timed": len(first["float32"]["step_seconds"]) - 1,
               "seconds_per_step": {p: round(v, 3) for p, v in per_step.items()}, "bf16_over_f32": round(ratio, 2),
               "target": {"amx-bf16": 3.0, "avx512-bf16": 1.5}.get(cpu_record()["kernel_path"]),
               "largest_relative_loss_difference": round(gap, 5),
@@ -169,7 +159,7 @@ def precision_main(args: argparse.Namespace, recipe: TrainRecipe, rows: list[dic
               "profiled_step_s": {p: r["profile_s"] for p, r in first.items()},
               "share_of_product_peak": {p: round(flops / per_step[p] / 1e9 / peak[p], 3) for p in runs},
               "product_peak_gflops": peak, "products": products,
-              "steps": {p: [r["seconds"] for r in rs] for p, rs in runs.items()}}
+              "steps": {p: [r["step_seconds"] for r in rs] for p, rs in runs.items()}}
     text = json.dumps(record, indent=1)
     print(text)
     if args.out:
