@@ -133,3 +133,10 @@ def test_the_stage_refuses_tasks_c_or_dagger_used(tmp_path):
         grpo_train.plan(tmp_path / "params.yaml", "cpu", "C_grpo_sparse_s0", tmp_path)
     with pytest.raises(ConfigError, match="grpo_train writes GRPO runs"):
         grpo_train.plan(PARAMS, "cpu", "C_dpo_s0", tmp_path)
+
+
+def test_the_sampler_setting_is_checked_and_the_default_is_not_recorded():
+    assert "sampler" not in GrpoConfig().record()  # a run made before the setting keeps its config bytes
+    assert GrpoConfig(sampler="openvino").record()["sampler"] == "openvino"
+    with pytest.raises(ValueError, match="grpo.sampler 'vllm': valid samplers are torch, openvino"):
+        GrpoConfig(sampler="vllm")

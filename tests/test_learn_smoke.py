@@ -146,6 +146,7 @@ def test_a_grpo_arm_end_to_end(reward, smoke_study, tmp_path):
            "--runs", str(runs))
     g = read_json(runs / arm / "summary.json")
     assert (g["method"], g["reward"], g["steps"], g["episodes"]) == ("grpo", reward, 2, 8)
+    assert "sampler" not in g and "sampler" not in read_json(runs / arm / "config.json")["grpo"]  # torch: as published
     log = list(read_jsonl(runs / arm / "train_log.jsonl"))
     assert [r["step"] for r in log] == [0, 1] and all(r["episodes"] == 4 for r in log)
     assert all(0 <= r["zero_spread_groups"] <= 1 and r["reward"] == r[f"reward_{reward}"] for r in log)

@@ -33,6 +33,7 @@ step's samples are written out in full to be read.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 import zlib
 from collections import Counter
@@ -55,6 +56,7 @@ from .reward import episode_reward
 from .turn_grade import grade_turn
 
 REWARDS = ("sparse", "decomposed", "dense")
+SAMPLERS = ("torch", "openvino")
 
 
 @register
@@ -84,14 +86,28 @@ class GrpoConfig:
     val_tasks: int = 32  # the first this many validation-pool tasks
     val_every: int = 8
     seed: int = 0
+    # the engine that samples (and reads the validation slice): torch, the live model itself, or openvino,
+    # the base graph with the LoRA loaded at run time after each update (ccl.policy.openvino_lora; its
+    # agreement with torch: experiments/ov_lora_sampler). A run on the default records no sampler.
+    sampler: str = "torch"
 
     def __post_init__(self) -> None:
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"grpo.sampler {self.sampler!r}: valid samplers are {', '.join(SAMPLERS)}")
         if self.group_size < 2:
             raise ValueError(f"grpo.group_size {self.group_size}: a group needs 2 or more episodes to compare")
         if self.temperature <= 0:
             raise ValueError(f"grpo.temperature {self.temperature}: GRPO samples; use a temperature above 0")
         if self.val_tasks < 1 or self.steps < 1:
             raise ValueError(f"grpo: steps ({self.steps}) and val_tasks ({self.val_tasks}) must be 1 or more")
+
+    def record(self) -> dict:
+        """The settings as a run's config.json writes them: the default sampler is left out, so a run
+        made before the setting existed keeps its bytes."""
+        out = dataclasses.asdict(self)
+        if out["sampler"] == SAMPLERS[0]:
+            del out["sampler"]
+        return out
 
     def step_tasks(self, pool: list[Task], step: int) -> list[Task]:
         """Step ``step``'s tasks: consecutive fresh slices of the pool from ``task_offset`` (no task twice)."""
@@ -127,8 +143,9 @@ class GroupSampler(ModelPolicy):
         self.stats.gen_seconds += time.perf_counter() - t0
 
     def act_batch(self, eps, memories):
-        raise NotImplementedError("GRPO samples through a continuous decoder (torch, full attention); this backend "
-                                  "offers none, and lock-step turns would give every group member the same seed")
+        raise NotImplementedError("GRPO samples through a continuous decoder (torch or OpenVINO, full "
+                                  "attention); this backend offers none, and lock-step turns would give every "
+                                  "group member the same seed")
 
 
 @dataclass(frozen=True)

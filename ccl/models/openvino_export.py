@@ -17,6 +17,11 @@ frequencies. So:
    export;
 4. the IR is saved uncompressed, with the tokenizer models the reader wrote.
 
+For a sampler that receives LoRA weights at run time (GRPO, issue 56), ``lora_targets=True`` also names
+each projection's MatMul after its weight (``model.layers[10].self_attn.q_proj/MatMul``): OpenVINO
+GenAI's adapter support finds the MatMuls to adapt by a substring of their names, and the reader leaves
+them numbered. :func:`lora_tensors` writes a peft model's LoRA in the names it then matches.
+
 What the backend then computes in float32 is the transformers model's graph with the same numbers; the
 transcripts' agreement with torch is measured, not assumed (experiments/engine_bench2/README.md).
 """
@@ -34,11 +39,14 @@ from .gguf_export import export_gguf, permute, permuted_heads
 from .registry import ModelError
 
 IR = "openvino_model.xml"
+LORA_PREFIX = "base_model.model."  # GenAI's LLM pipelines strip this from a LoRA tensor's name before matching
+WEIGHT = ".weight"
 
 
-def export_ir(source: Path, model: Any, out: Path) -> Path:
+def export_ir(source: Path, model: Any, out: Path, lora_targets: bool = False) -> Path:
     """Write the float32 IR of ``model`` (a transformers model; ``source``: its package's GGUF) into the
-    folder ``out``, made whole under a temporary name and renamed."""
+    folder ``out``, made whole under a temporary name and renamed; ``lora_targets``: name the MatMuls
+    for run-time LoRA (the module docstring)."""
     import openvino as ov
     import openvino_genai as ovg
 
@@ -49,6 +57,8 @@ def export_ir(source: Path, model: Any, out: Path) -> Path:
         ovg.LLMPipeline(str(gguf), "CPU", enable_save_ov_model=True)  # saves the IR beside the GGUF
         ir = ov.Core().read_model(str(work / IR))
         restore_f32(ir, model)
+        if lora_targets:
+            name_matmuls(ir)
         folder = work / "ir"
         folder.mkdir()
         ov.save_model(ir, str(folder / IR), compress_to_fp16=False)
@@ -128,3 +138,59 @@ def _value_of(name: str, half: np.ndarray, values: dict, vectors: dict) -> tuple
         what = "no weight of the model rounds to it" if not hits else f"different weights round to it ({hits[:3]})"
         raise ModelError(f"IR constant {name} {half.shape}: {what}")
     return vectors[hits[0]], "vector"  # several equal vectors (two all-ones norms) are one value
+
+
+def ir_name(module: str) -> str:
+    """The IR's name of a transformers module: GenAI's reader writes list indices in brackets
+    (``model.layers.10.mlp.up_proj`` -> ``model.layers[10].mlp.up_proj``)."""
+    return re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", module)
+
+
+def name_matmuls(ir: Any) -> set[str]:
+    """Name every MatMul whose weight input is a named constant ``<module>.weight`` ``<module>/MatMul``;
+    returns the modules named. A bracketed index ends at ``]``, so ``layers[1]`` is no part of
+    ``layers[10]``'s names and GenAI's substring match finds exactly one MatMul per module."""
+    named = set()
+    for op in ir.get_ordered_ops():
+        if op.get_type_name() != "MatMul":
+            continue
+        weight = op.input_value(1).get_node()
+        if weight.get_type_name() == "Constant" and weight.get_friendly_name().endswith(WEIGHT):
+            module = weight.get_friendly_name()[:-len(WEIGHT)]
+            op.set_friendly_name(module + "/MatMul")
+            named.add(module)
+    return named
+
+
+def lora_tensors(model: Any, targets: set[str] | None = None) -> dict[str, Any]:
+    """A peft model's LoRA (its ``default`` adapter) as float32 tensors under the names GenAI matches to
+    an IR exported with ``lora_targets``: ``base_model.model.<IR module>.lora_A.weight`` and ``lora_B``,
+    with peft's scaling folded into B, so the adapter applies at alpha 1 (GenAI's own rule for an alpha
+    tensor, alpha over rank, is not peft's under every option). The reader keeps the transformers layout of
+    the query and key projections, so B needs no permutation (a test compares with torch). ``targets``:
+    the modules the IR names (:func:`name_matmuls`); a LoRA module missing from them stops the export."""
+    out = {}
+    for name, module in model.named_modules():
+        if not hasattr(module, "lora_A") or "default" not in module.lora_A:
+            continue
+        if getattr(module, "use_dora", {}).get("default", False):
+            raise ModelError(f"{name}: a DoRA adapter is not a plain low-rank update; run-time LoRA cannot apply it")
+        target = ir_name(name.removeprefix(LORA_PREFIX))
+        if targets is not None and target not in targets:
+            raise ModelError(f"LoRA module {name}: the IR has no MatMul named after {target}{WEIGHT}")
+        a = module.lora_A["default"].weight.detach().float()
+        b = module.lora_B["default"].weight.detach().float() * float(module.scaling["default"])
+        out[f"{LORA_PREFIX}{target}.lora_A{WEIGHT}"] = a.contiguous().cpu()
+        out[f"{LORA_PREFIX}{target}.lora_B{WEIGHT}"] = b.contiguous().cpu()
+    if not out:
+        raise ModelError("the model carries no LoRA adapter named 'default' to apply at run time")
+    return out
+
+
+def lora_targets_of(folder: Path) -> set[str]:
+    """The modules an IR exported with ``lora_targets`` named MatMuls after (:func:`name_matmuls`)."""
+    import openvino as ov
+
+    end = "/MatMul"
+    return {op.get_friendly_name()[:-len(end)] for op in ov.Core().read_model(str(Path(folder) / IR)).get_ordered_ops()
+            if op.get_type_name() == "MatMul" and op.get_friendly_name().endswith(end)}

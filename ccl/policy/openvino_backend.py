@@ -81,35 +81,46 @@ class OpenVINOBackend:
 
     def __init__(self, model_dir: str | Path, spec: ModelSpec, adapter: str | Path | None = None,
                  threads: int | None = None, max_seqs: int = 64, precision: str = DEFAULT_PRECISION):
-        import openvino_genai as ovg
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from ..models.openvino_export import export_ir
-        from ..models.weights import gguf_file
-
-        self.ovg = ovg
-        self.tok = AutoTokenizer.from_pretrained(model_dir)
+        self._start(AutoTokenizer.from_pretrained(model_dir))
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
         if adapter is not None:
             from .adapters import attach_adapter
             model = attach_adapter(model, model_dir, adapter)
+        with tempfile.TemporaryDirectory(prefix="ccl-openvino-") as tmp:
+            ir = self._export(spec, model, Path(tmp))
+            del model
+            self.pipe = self._pipeline(ir, {**INFERENCE[precision], "INFERENCE_NUM_THREADS": cpu_threads(threads)},
+                                       max_seqs)
+
+    def _start(self, tok) -> None:
+        import openvino_genai as ovg
+
+        self.ovg, self.tok = ovg, tok
+        self.trace: list[dict] | None = None  # a list: every finished turn's token path, ids and log-probs
+        self.ids = itertools.count()
+        self._heads: dict[str, list[int]] = {}
+
+    def _export(self, spec: ModelSpec, model, work: Path, lora_targets: bool = False) -> Path:
+        """Read what the backend keeps of the torch model (context, end tokens, FLOP model), then write its
+        IR into ``work`` (``lora_targets``: named for run-time LoRA, ccl.models.openvino_export)."""
+        from ..models.openvino_export import export_ir
+        from ..models.weights import gguf_file
+
         self.context = model.config.get_text_config().max_position_embeddings  # the server's overflow check
         eos = model.generation_config.eos_token_id
         eos = eos if isinstance(eos, list) else [eos]
         self.eos_ids = {i for i in eos + [self.tok.eos_token_id] if i is not None}
-        with tempfile.TemporaryDirectory(prefix="ccl-openvino-") as tmp:
-            work = Path(tmp)
-            ir = export_ir(gguf_file(spec, work), model, work / "ir")
-            self.flops = FlopModel.of(model, _head_dim(model.config))  # before the torch weights go
-            del model
-            sc = ovg.SchedulerConfig()
-            sc.enable_prefix_caching, sc.dynamic_split_fuse = True, True
-            sc.cache_size, sc.max_num_seqs, sc.max_num_batched_tokens = CACHE_GB, max_seqs, BATCHED_TOKENS
-            self.pipe = ovg.ContinuousBatchingPipeline(str(ir), sc, "CPU",
-                                                       {**INFERENCE[precision], "INFERENCE_NUM_THREADS": cpu_threads(threads)})
-        self.ids = itertools.count()
-        self._heads: dict[str, list[int]] = {}
+        self.flops = FlopModel.of(model, _head_dim(model.config))
+        return export_ir(gguf_file(spec, work), model, work / "ir", lora_targets)
+
+    def _pipeline(self, ir: Path, properties: dict, max_seqs: int):
+        sc = self.ovg.SchedulerConfig()
+        sc.enable_prefix_caching, sc.dynamic_split_fuse = True, True
+        sc.cache_size, sc.max_num_seqs, sc.max_num_batched_tokens = CACHE_GB, max_seqs, BATCHED_TOKENS
+        return self.ovg.ContinuousBatchingPipeline(str(ir), sc, "CPU", properties)
 
     def render(self, messages: list[dict]) -> str:
         return chat.prompt(self.tok, messages)
@@ -231,7 +242,10 @@ class OpenVINODecoder:
                 raise ModelError(f"OpenVINO ended a turn with status {status} (a {turn.inc}-token increment on a "
                                  f"{len(turn.path)}-token path, {len(self.running)} turns running): the pipeline's "
                                  f"{CACHE_GB} GB KV cache may be too small for this batch; lower the batch size")
-            out = list(turn.handle.read_all()[0].generated_ids)
+            result = turn.handle.read_all()[0]
+            out = list(result.generated_ids)
+            if self.b.trace is not None:  # for audits: what was sampled, on which path, at what log-probability
+                self.b.trace.append({"path": list(turn.path), "ids": out, "logps": list(result.generated_log_probs)})
             del self.running[rid]
             done.append((turn.key, self._finish(turn, out)))
         return done

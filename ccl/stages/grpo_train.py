@@ -3,8 +3,9 @@
 Writes ``runs/<run>/`` as the train stage does: ``adapter/`` (peft format), ``config.json``,
 ``train_log.jsonl`` (the monitors, one line per step), ``summary.json``, ``manifest.json``; and beside
 them ``val_log.jsonl`` (greedy validation readings) and ``samples.jsonl.gz`` (the first and the last
-step's sampled episodes in full, to be read). Sampling and training run on torch whatever
-``models.student_engine`` says: the sampler is the model being trained. Reads the training pool and the
+step's sampled episodes in full, to be read). Training runs on torch; sampling too unless
+``grpo.sampler`` is openvino (the base graph with the live LoRA loaded after each update,
+``ccl.policy.openvino_lora``), whatever ``models.student_engine`` says. Reads the training pool and the
 validation pool, never an evaluation split.
 """
 from __future__ import annotations
@@ -91,7 +92,7 @@ def run(p: Plan, store: ModelStore, init: Path, runs: Path, device: str | None =
         param.requires_grad_(False)
     gen = GenConfig(max_new_tokens=p.cfg.max_new_tokens, temperature=p.cfg.temperature, top_p=p.cfg.top_p,
                     seed=p.cfg.seed)
-    sampler = GroupSampler(TorchBackend.around(tm.model, tm.tok), gen, name=p.run)
+    sampler = GroupSampler(_sampler_backend(p, store, tm, folder), gen, name=p.run)
     if sampler.backend.hybrid:  # refused before any episode is paid for
         raise ConfigError(f"{p.models.student}: a hybrid (linear-attention) model has no continuous decoder, which "
                           "GRPO's group sampling needs; train a full-attention student")
@@ -103,15 +104,32 @@ def run(p: Plan, store: ModelStore, init: Path, runs: Path, device: str | None =
     for name, rows in (("train_log.jsonl", result.log), ("val_log.jsonl", result.val_log)):
         atomic_write_bytes(root / name, "".join(dumps(e) + "\n" for e in rows).encode())
     write_jsonl(root / "samples.jsonl.gz", result.first_samples + result.last_samples)
-    write_json(root / "config.json", {"run": p.run, "reward": p.design, "grpo": dataclasses.asdict(p.cfg),
+    write_json(root / "config.json", {"run": p.run, "reward": p.design, "grpo": p.cfg.record(),
                                       "base_model": p.models.student, "device": device,
                                       "init_adapter_sha256": sha256_file(init / "adapter" / ADAPTER_FILE),
                                       "tasks": [t["id"] for s in range(p.cfg.steps) for t in p.cfg.step_tasks(p.pool, s)],
                                       "val_tasks": [t["id"] for t in p.val]})
     out = summary(p, init, root, result)
+    loads = getattr(sampler.backend, "loads", None)  # the OpenVINO sampler's weight loads, seconds each
+    if loads is not None:
+        out.update(sampler=p.cfg.sampler, sampler_loads=len(loads), sampler_load_seconds=round(sum(loads), 2))
     write_json(root / "summary.json", out)
     write_manifest(root, folder_files(root), {"run": p.run, "stage": "grpo_train"})
     return out
+
+
+def _sampler_backend(p: Plan, store: ModelStore, tm, folder: Path):
+    """The engine GRPO samples with (``grpo.sampler``): torch over the live model, or OpenVINO over the
+    base graph with the live model's LoRA loaded after each update."""
+    if p.cfg.sampler == "torch":
+        return TorchBackend.around(tm.model, tm.tok)
+    spec = store.spec(p.models.student)
+    if spec.source != "pypi-gguf":
+        raise ConfigError(f"grpo.sampler openvino: {p.models.student} comes from the {spec.source}, and the "
+                          "OpenVINO export reuses a GGUF package's metadata; sample with torch")
+    from ..policy.openvino_lora import OpenVINOLoraBackend
+    tm.model.eval()  # dropout off through the updates, as TorchBackend.around leaves it on the torch path
+    return OpenVINOLoraBackend.around(tm.model, tm.tok, folder, spec)
 
 
 def summary(p: Plan, init: Path, root: Path, result) -> dict:
