@@ -73,12 +73,13 @@ def one_step(step: int, cfg: GrpoConfig, pool, learners: dict[str, Learner]) -> 
     order = ["torch", "openvino"] if step % 2 == 0 else ["openvino", "torch"]
     groups, seconds = {}, {}
     loads_before = len(ov.loads)
+    trace: list[dict] = []
     for engine in order:
-        ov.trace = [] if engine == "openvino" else None
+        ov.trace = trace if engine == "openvino" else None
         t0 = time.perf_counter()
         groups[engine] = sample(learners[engine], tasks, step)
         seconds[engine] = round(time.perf_counter() - t0, 2)
-    trace, ov.trace = ov.trace, None
+    ov.trace = None
     t0 = time.perf_counter()
     rec = gaps(trace, torch_logps(learners["torch"].tm.model, trace))
     score_s = time.perf_counter() - t0
