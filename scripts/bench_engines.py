@@ -77,21 +77,35 @@ def first_divergence(a: list[tuple[str, str]], b: list[tuple[str, str]]) -> int:
 
 
 class Recorder:
-    """Wraps a decoder's turn ends to keep each turn's token path (prompt ids, generated ids), so a
-    divergence can be located token by token."""
+    """Keeps each turn's token path (prompt ids, generated ids) by task, so a divergence can be located
+    token by token: OpenVINO's from its backend's trace of finished turns, llama.cpp's by wrapping its
+    decoder's turn ends."""
 
     def __init__(self, dec):
-        self.dec, self.turns = dec, {}
+        self.dec, self._turns = dec, {}
+        if hasattr(dec.b, "trace"):  # OpenVINO
+            dec.b.trace = []
+            return
         finish = dec._finish
 
-        def record(turn, *rest):
-            out = finish(turn, *rest)
-            ids, gen = (turn.path, rest[0]) if rest else (turn.state["ids"], turn.out)  # openvino | llama.cpp
-            prompt = ids if rest else ids[: len(ids) - (len(gen) - 1)]
-            self.turns.setdefault(turn.key[0].task["id"], []).append((list(prompt), list(gen)))
+        def record(turn):
+            out = finish(turn)
+            ids, gen = turn.state["ids"], turn.out  # the state's path ends with every generated token but the last
+            prompt = ids[: len(ids) - (len(gen) - 1)]
+            self._turns.setdefault(turn.key[0].task["id"], []).append((list(prompt), list(gen)))
             return out
 
         dec._finish = record
+
+    @property
+    def turns(self) -> dict[str, list[tuple[list[int], list[int]]]]:
+        trace = getattr(self.dec.b, "trace", None)
+        if trace is None:
+            return self._turns
+        out: dict[str, list[tuple[list[int], list[int]]]] = {}
+        for t in trace:
+            out.setdefault(t["key"][0].task["id"], []).append((t["path"], t["ids"]))
+        return out
 
 
 def margins(torch_backend, prompt: list[int], out: list[int]) -> tuple[int, float, float]:

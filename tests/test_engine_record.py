@@ -133,11 +133,11 @@ FLOPS = FlopModel(body=10**8, head=10**7, attn=10**6)
 
 def stub_backend(scripts: dict[int, list[int]]):
     return SimpleNamespace(pipe=_Pipeline(scripts), tok=_Tok(), flops=FLOPS, ids=itertools.count(),
-                           ovg=SimpleNamespace(GenerationStatus=_Status), config=lambda gen, seed: None)
+                           ovg=SimpleNamespace(GenerationStatus=_Status), config=lambda gen, seed: None, trace=None)
 
 
 def stub_decoder(monkeypatch, scripts, step_times: list[float]) -> ovb.OpenVINODecoder:
-    monkeypatch.setattr(ovb, "_tensor", list)  # the stub pipeline takes the token ids as they are
+    monkeypatch.setattr(ovb, "token_tensor", list)  # the stub pipeline takes the token ids as they are
     dec = ovb.OpenVINODecoder(stub_backend(scripts), GenConfig(), slots=2)
     clock = iter(itertools.accumulate([0.0] + [t for s in step_times for t in (s, 0.0)]))
     dec.clock = lambda: next(clock)  # each step starts where the last ended and lasts its hand-built time

@@ -140,3 +140,15 @@ def test_the_sampler_setting_is_checked_and_the_default_is_not_recorded():
     assert GrpoConfig(sampler="openvino").record()["sampler"] == "openvino"
     with pytest.raises(ValueError, match="grpo.sampler 'vllm': valid samplers are torch, openvino"):
         GrpoConfig(sampler="vllm")
+
+
+def test_the_openvino_sampler_is_refused_off_the_cpu():
+    """Off the CPU the trainer's base model is bfloat16, which OpenVINO's float32 graph would not be."""
+    from types import SimpleNamespace
+
+    from ccl.config import ConfigError
+    from ccl.stages import grpo_train
+
+    p = SimpleNamespace(cfg=GrpoConfig(sampler="openvino"), models=None)
+    with pytest.raises(ConfigError, match="samples a float32 graph on the CPU; this run trains on cuda"):
+        grpo_train._sampler_backend(p, None, None, None, "cuda")

@@ -115,3 +115,71 @@ def test_a_grpo_arm_samples_on_openvino_and_says_so(smoke_study, tmp_path):
     assert out["sampler"] == "openvino" and out["sampler_loads"] == 1 + updates
     assert read_json(tmp_path / "runs" / p.run / "config.json")["grpo"]["sampler"] == "openvino"
     assert out["adapter_sha256"] != read_json(c / "summary.json")["adapter_sha256"]
+
+
+class _Tiny(torch.nn.Module):
+    """model.layers[0].proj and a norm: the smallest module tree with a transformers-like name."""
+
+    def __init__(self):
+        super().__init__()
+        self.model = torch.nn.Module()
+        self.model.layers = torch.nn.ModuleList([torch.nn.Module()])
+        self.model.layers[0].proj = torch.nn.Linear(4, 4, bias=False)
+        self.model.norm = torch.nn.LayerNorm(4)
+
+    def forward(self, x):
+        return self.model.norm(self.model.layers[0].proj(x))
+
+
+def _tiny_peft(**lora):
+    from peft import LoraConfig, get_peft_model
+
+    return get_peft_model(_Tiny(), LoraConfig(r=2, lora_alpha=4, target_modules=["proj"], **lora))
+
+
+def test_a_tiny_peft_model_exports_under_bracketed_names_with_its_scaling():
+    model = _tiny_peft()
+    out = lora_tensors(model, targets={"model.layers[0].proj"})
+    assert sorted(out) == [f"{LORA_PREFIX}model.layers[0].proj.lora_A.weight", f"{LORA_PREFIX}model.layers[0].proj.lora_B.weight"]
+    layer = model.get_submodule("base_model.model.model.layers.0.proj")
+    assert layer.scaling["default"] == 2.0  # alpha 4 over rank 2
+    assert torch.equal(out[f"{LORA_PREFIX}model.layers[0].proj.lora_B.weight"], layer.lora_B["default"].weight.detach() * 2)
+
+
+def test_what_run_time_lora_cannot_carry_is_refused():
+    with pytest.raises(ModelError, match="carries no LoRA adapter named 'default'"):
+        lora_tensors(_Tiny())
+    with pytest.raises(ModelError, match="a DoRA adapter is not a plain low-rank update"):
+        lora_tensors(_tiny_peft(use_dora=True))
+    model = _tiny_peft()
+    model.get_submodule("base_model.model.model.norm").weight.requires_grad_(True)  # a module trained beside the LoRA
+    with pytest.raises(ModelError, match=r"trainable weights run-time LoRA would not carry.*model\.norm\.weight.*\(1 in all\)"):
+        lora_tensors(model)
+
+
+def test_name_matmuls_names_the_weight_fed_matmuls_and_the_saved_ir_keeps_them(tmp_path):
+    """Two projections fed by named weights get ``<module>/MatMul``; a product of two activations and an
+    unnamed constant keep their names; the saved IR gives the same set back."""
+    import numpy as np
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    from ccl.models.openvino_export import IR, lora_targets_of, name_matmuls
+
+    x = ops.parameter([1, 4], np.float32, name="x")
+    def weight(name):
+        c = ops.constant(np.eye(4, dtype=np.float32))
+        c.set_friendly_name(name)
+        return c
+    q = ops.matmul(x, weight("model.layers[1].self_attn.q_proj.weight"), False, True)
+    up = ops.matmul(q, weight("model.layers[10].mlp.up_proj.weight"), False, True)
+    scores = ops.matmul(up, q, True, False)  # activations only: (4, 1) x (1, 4)
+    other = ops.matmul(scores, weight("rotary_table"), False, False)  # a constant not named as a weight
+    graph = ov.Model([other], [x], "tiny")
+    named = name_matmuls(graph)
+    assert named == {"model.layers[1].self_attn.q_proj", "model.layers[10].mlp.up_proj"}
+    names = {op.get_friendly_name() for op in graph.get_ordered_ops() if op.get_type_name() == "MatMul"}
+    assert {"model.layers[1].self_attn.q_proj/MatMul", "model.layers[10].mlp.up_proj/MatMul"} <= names
+    assert len(names) == 4
+    ov.save_model(graph, str(tmp_path / IR))
+    assert lora_targets_of(tmp_path) == named

@@ -168,8 +168,10 @@ def lora_tensors(model: Any, targets: set[str] | None = None) -> dict[str, Any]:
     with peft's scaling folded into B, so the adapter applies at alpha 1 (GenAI's own rule for an alpha
     tensor, alpha over rank, is not peft's under every option). The reader keeps the transformers layout of
     the query and key projections, so B needs no permutation (a test compares with torch). ``targets``:
-    the modules the IR names (:func:`name_matmuls`); a LoRA module missing from them stops the export."""
-    out = {}
+    the modules the IR names (:func:`name_matmuls`); a LoRA module missing from them stops the export, and
+    so does any trainable weight this export would leave behind (a LoRA bias, an embedding LoRA, a saved
+    module), since the sampler would then not be the model being trained."""
+    out, covered = {}, set()
     for name, module in model.named_modules():
         if not hasattr(module, "lora_A") or "default" not in module.lora_A:
             continue
@@ -178,12 +180,17 @@ def lora_tensors(model: Any, targets: set[str] | None = None) -> dict[str, Any]:
         target = ir_name(name.removeprefix(LORA_PREFIX))
         if targets is not None and target not in targets:
             raise ModelError(f"LoRA module {name}: the IR has no MatMul named after {target}{WEIGHT}")
-        a = module.lora_A["default"].weight.detach().float()
-        b = module.lora_B["default"].weight.detach().float() * float(module.scaling["default"])
-        out[f"{LORA_PREFIX}{target}.lora_A{WEIGHT}"] = a.contiguous().cpu()
-        out[f"{LORA_PREFIX}{target}.lora_B{WEIGHT}"] = b.contiguous().cpu()
+        a, b = module.lora_A["default"].weight, module.lora_B["default"].weight
+        out[f"{LORA_PREFIX}{target}.lora_A{WEIGHT}"] = a.detach().float().contiguous().cpu()
+        scaled = b.detach().float() * float(module.scaling["default"])
+        out[f"{LORA_PREFIX}{target}.lora_B{WEIGHT}"] = scaled.contiguous().cpu()
+        covered |= {id(a), id(b)}
     if not out:
         raise ModelError("the model carries no LoRA adapter named 'default' to apply at run time")
+    left = [n for n, q in model.named_parameters() if q.requires_grad and id(q) not in covered]
+    if left:
+        raise ModelError(f"trainable weights run-time LoRA would not carry to the sampler: {left[:3]} "
+                         f"({len(left)} in all); only plain LoRA A and B matrices are supported")
     return out
 
 

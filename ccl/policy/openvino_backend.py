@@ -95,15 +95,17 @@ class OpenVINOBackend:
             self.pipe = self._pipeline(ir, {**INFERENCE[precision], "INFERENCE_NUM_THREADS": cpu_threads(threads)},
                                        max_seqs)
 
-    def _start(self, tok) -> None:
+    def _start(self, tok: Any) -> None:
         import openvino_genai as ovg
 
         self.ovg, self.tok = ovg, tok
-        self.trace: list[dict] | None = None  # a list: every finished turn's token path, ids and log-probs
+        # a list to keep every finished turn's key, token path, generated ids and their log-probabilities
+        # (benchmarks locating a divergence, audits of a sampler); None keeps nothing
+        self.trace: list[dict] | None = None
         self.ids = itertools.count()
         self._heads: dict[str, list[int]] = {}
 
-    def _export(self, spec: ModelSpec, model, work: Path, lora_targets: bool = False) -> Path:
+    def _export(self, spec: ModelSpec, model: Any, work: Path, lora_targets: bool = False) -> Path:
         """Read what the backend keeps of the torch model (context, end tokens, FLOP model), then write its
         IR into ``work`` (``lora_targets``: named for run-time LoRA, ccl.models.openvino_export)."""
         from ..models.openvino_export import export_ir
@@ -116,7 +118,7 @@ class OpenVINOBackend:
         self.flops = FlopModel.of(model, _head_dim(model.config))
         return export_ir(gguf_file(spec, work), model, work / "ir", lora_targets)
 
-    def _pipeline(self, ir: Path, properties: dict, max_seqs: int):
+    def _pipeline(self, ir: Path, properties: dict, max_seqs: int) -> Any:
         sc = self.ovg.SchedulerConfig()
         sc.enable_prefix_caching, sc.dynamic_split_fuse = True, True
         sc.cache_size, sc.max_num_seqs, sc.max_num_batched_tokens = CACHE_GB, max_seqs, BATCHED_TOKENS
@@ -149,7 +151,7 @@ class OpenVINOBackend:
             self._heads[prefix] = self.tok(prefix, add_special_tokens=False).input_ids
         return self._heads[prefix]
 
-    def config(self, gen: GenConfig, seed: int):
+    def config(self, gen: GenConfig, seed: int) -> Any:
         g = self.ovg.GenerationConfig()
         g.max_new_tokens, g.num_beams = gen.max_new_tokens, 1
         g.stop_token_ids = set(self.eos_ids)
@@ -221,7 +223,7 @@ class OpenVINODecoder:
         while self.pending and len(self.running) < self.slots:
             turn, seed = self.pending.pop(0)
             rid = next(self.b.ids)
-            turn.handle = self.b.pipe.add_request(rid, _tensor(turn.path), self.b.config(self.gen, seed))
+            turn.handle = self.b.pipe.add_request(rid, token_tensor(turn.path), self.b.config(self.gen, seed))
             self.running[rid] = turn
             self.c.prompt_tokens_sent += len(turn.path)
 
@@ -245,7 +247,8 @@ class OpenVINODecoder:
             result = turn.handle.read_all()[0]
             out = list(result.generated_ids)
             if self.b.trace is not None:  # for audits: what was sampled, on which path, at what log-probability
-                self.b.trace.append({"path": list(turn.path), "ids": out, "logps": list(result.generated_log_probs)})
+                self.b.trace.append({"key": turn.key, "path": list(turn.path), "ids": out,
+                                     "logps": list(result.generated_log_probs)})
             del self.running[rid]
             done.append((turn.key, self._finish(turn, out)))
         return done
@@ -299,6 +302,6 @@ def _head_dim(cfg) -> int:
     return getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
 
 
-def _tensor(ids: list[int]):
+def token_tensor(ids: list[int]) -> Any:
     import openvino as ov
     return ov.Tensor(np.asarray([ids], dtype=np.int64))

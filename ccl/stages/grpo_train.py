@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -27,10 +28,10 @@ from ..learn.grpo import GroupSampler, GrpoConfig, Learner, train_grpo
 from ..models.registry import ModelStore
 from ..models.weights import model_dir
 from ..policy.base import GenConfig
-from ..policy.torch_backend import TorchBackend
+from ..policy.torch_backend import TorchBackend, linear_layers
 from ..records import Task
 from ..resources import peak_memory_gb
-from ..train.torch_trainer import ADAPTER_FILE, load_adapter_for_training, save_adapter
+from ..train.torch_trainer import ADAPTER_FILE, TorchModel, load_adapter_for_training, save_adapter
 from ..vocabulary import GRPO, GRPO_REWARDS, training_run
 
 TRAIN_POOL, VAL_POOL = "train_pool", "val_pool"  # the only splits GRPO reads
@@ -92,10 +93,10 @@ def run(p: Plan, store: ModelStore, init: Path, runs: Path, device: str | None =
         param.requires_grad_(False)
     gen = GenConfig(max_new_tokens=p.cfg.max_new_tokens, temperature=p.cfg.temperature, top_p=p.cfg.top_p,
                     seed=p.cfg.seed)
-    sampler = GroupSampler(_sampler_backend(p, store, tm, folder), gen, name=p.run)
-    if sampler.backend.hybrid:  # refused before any episode is paid for
+    if any(linear_layers(tm.model.config)):  # refused before any episode (or export) is paid for
         raise ConfigError(f"{p.models.student}: a hybrid (linear-attention) model has no continuous decoder, which "
                           "GRPO's group sampling needs; train a full-attention student")
+    sampler = GroupSampler(_sampler_backend(p, store, tm, folder, device), gen, name=p.run)
     opt = torch.optim.AdamW([q for q in tm.model.parameters() if q.requires_grad], lr=p.cfg.lr, weight_decay=0.0)
     result = train_grpo(Learner(tm, ref, sampler, opt, p.cfg), p.pool, p.val, p.design, progress)
     root = runs / p.run
@@ -118,11 +119,14 @@ def run(p: Plan, store: ModelStore, init: Path, runs: Path, device: str | None =
     return out
 
 
-def _sampler_backend(p: Plan, store: ModelStore, tm, folder: Path):
+def _sampler_backend(p: Plan, store: ModelStore, tm: TorchModel, folder: Path, device: str) -> Any:
     """The engine GRPO samples with (``grpo.sampler``): torch over the live model, or OpenVINO over the
     base graph with the live model's LoRA loaded after each update."""
     if p.cfg.sampler == "torch":
         return TorchBackend.around(tm.model, tm.tok)
+    if device != "cpu":  # off the CPU the trainer's base is bfloat16, and OpenVINO's float32 graph would not be it
+        raise ConfigError(f"grpo.sampler openvino samples a float32 graph on the CPU; this run trains on {device}, "
+                          "whose model differs from it: sample with torch, or train with --device cpu")
     spec = store.spec(p.models.student)
     if spec.source != "pypi-gguf":
         raise ConfigError(f"grpo.sampler openvino: {p.models.student} comes from the {spec.source}, and the "

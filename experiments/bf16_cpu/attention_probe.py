@@ -10,7 +10,8 @@ Kernels: torch's CPU flash attention with that mask (what training runs), the ma
 products and softmax, and, as a bound on what skipping the mask's empty blocks could save, the two
 halves a split kernel would run (the head unmasked; the row's own tokens under ``is_causal``). Each is
 timed as the best of 3 after a warm-up; rates count the two products of the forward and twice that for
-the backward (a lower bound on the work).
+the backward (a lower bound on the work), over the (query, key) pairs each kernel computes: every pair
+of the rectangle for the masked kernels, the head's and the causal half of the row's own for the split.
 """
 from __future__ import annotations
 
@@ -72,12 +73,16 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     torch.manual_seed(0)
-    gflop = 3 * 2 * 2 * ROWS * HEADS * OWN * (PREFIX + OWN) * HEAD_DIM / 1e9  # 2 products, forward + 2x backward
+    def gflop(pairs: float) -> float:  # 2 products of 2 flops per (query, key) pair and dim; backward 2x forward
+        return 3 * 2 * 2 * ROWS * HEADS * pairs * HEAD_DIM / 1e9
+
+    full, split = gflop(OWN * (PREFIX + OWN)), gflop(OWN * PREFIX + OWN * (OWN + 1) / 2)  # split: causal half only
+    work = {"flash_masked": full, "math_masked": full, "plain_products": full, "split_bound": split}
     seconds = {p: kernels(d) for p, d in (("float32", torch.float32), ("bfloat16", torch.bfloat16))}
     record = {**cpu_record(), "shape": {"rows": ROWS, "heads": HEADS, "head_dim": HEAD_DIM, "prefix": PREFIX,
-                                        "own": OWN}, "gflop_per_pass": round(gflop, 2),
+                                        "own": OWN}, "gflop_per_pass": {k: round(v, 2) for k, v in work.items()},
               "seconds": {p: {k: round(v, 4) for k, v in s.items()} for p, s in seconds.items()},
-              "gflops": {p: {k: round(gflop / v, 1) for k, v in s.items()} for p, s in seconds.items()},
+              "gflops": {p: {k: round(work[k] / v, 1) for k, v in s.items()} for p, s in seconds.items()},
               "flash_bf16_over_f32": round(seconds["float32"]["flash_masked"] / seconds["bfloat16"]["flash_masked"], 2)}
     print(json.dumps(record, indent=1))
     if args.out:

@@ -74,18 +74,22 @@ def one_step(step: int, cfg: GrpoConfig, pool, learners: dict[str, Learner]) -> 
     groups, seconds = {}, {}
     loads_before = len(ov.loads)
     trace: list[dict] = []
+    tokens = {}
     for engine in order:
         ov.trace = trace if engine == "openvino" else None
+        stats = learners[engine].sampler.stats
+        before = stats.new_tokens
         t0 = time.perf_counter()
         groups[engine] = sample(learners[engine], tasks, step)
         seconds[engine] = round(time.perf_counter() - t0, 2)
+        tokens[engine] = stats.new_tokens - before
     ov.trace = None
     t0 = time.perf_counter()
     rec = gaps(trace, torch_logps(learners["torch"].tm.model, trace))
     score_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     upd = update(learners["torch"], groups["torch"], DESIGN, lr_at(cfg, step))
-    return {"step": step, "order": order, "sample_s": seconds, "loads": ov.loads[loads_before:],
+    return {"step": step, "order": order, "sample_s": seconds, "new_tokens": tokens, "loads": ov.loads[loads_before:],
             "score_s": round(score_s, 2), "update_s": round(time.perf_counter() - t0, 2), "updated": upd["updated"],
             "success": {e: task_success(groups[e]) for e in groups}, "logp_gap": rec}
 
@@ -100,6 +104,17 @@ def reexport_seconds(tm, folder: Path, spec, ov: OpenVINOLoraBackend) -> dict:
         ov._pipeline(ir, ov.properties, ov.max_seqs)
         built = time.perf_counter() - t0
     return {"export_s": round(exported, 2), "export_and_pipeline_s": round(built, 2)}
+
+
+def speed(steps: list[dict]) -> dict:
+    """Sampling seconds and generated tokens per engine over all steps (OpenVINO's seconds include its
+    weight loads), and tokens per second: the engines draw different episodes, so lengths differ."""
+    out = {}
+    for e in ("torch", "openvino"):
+        seconds, tokens = sum(s["sample_s"][e] for s in steps), sum(s["new_tokens"][e] for s in steps)
+        out[e] = {"seconds": round(seconds, 1), "new_tokens": tokens, "tokens_per_s": round(tokens / seconds, 2)}
+    out["openvino_over_torch_tokens_per_s"] = round(out["openvino"]["tokens_per_s"] / out["torch"]["tokens_per_s"], 2)
+    return out
 
 
 def verdict(steps: list[dict]) -> dict:
@@ -126,6 +141,9 @@ def main() -> None:
     args = ap.parse_args()
     values = load_params(PARAMS)
     cfg, _ = stage_config(values, "grpo", GrpoConfig, "cpu", where=str(PARAMS))
+    if (cfg.temperature, cfg.top_p) != (1.0, 1.0):  # A1 compares with torch's plain softmax
+        raise SystemExit(f"A1 compares log-probabilities at temperature 1 and top-p 1; grpo has {cfg.temperature}, "
+                         f"{cfg.top_p}")
     models, _ = stage_config(values, "models", ModelsConfig, "cpu", where=str(PARAMS))
     store = model_store()
     folder, spec = model_dir(store, models.student), store.spec(models.student)
@@ -144,13 +162,14 @@ def main() -> None:
     steps = []
     for step in range(STEPS):
         steps.append(one_step(step, cfg, pool, learners))
-        print(json.dumps({k: steps[-1][k] for k in ("step", "sample_s", "loads", "updated", "logp_gap")}), flush=True)
+        print(json.dumps({k: steps[-1][k] for k in ("step", "sample_s", "new_tokens", "loads", "updated", "logp_gap")}),
+              flush=True)
     record = {"machine": cpu_record(), "init_adapter_sha256": sha256_file(args.init / "adapter" / ADAPTER_FILE),
               "grpo": cfg.record(), "design": DESIGN, "steps": steps,
               "reexport": reexport_seconds(tm, folder, spec, backends["openvino"]),
-              "first_load_s": backends["openvino"].loads[0], "verdict": verdict(steps)}
+              "first_load_s": backends["openvino"].loads[0], "speed": speed(steps), "verdict": verdict(steps)}
     write_json(args.out, record)
-    print(json.dumps({"verdict": record["verdict"], "reexport": record["reexport"]}, indent=1))
+    print(json.dumps({k: record[k] for k in ("verdict", "speed", "reexport")}, indent=1))
 
 
 if __name__ == "__main__":
