@@ -3,9 +3,10 @@ loaded at run time (issue 56; measured against the torch sampler in experiments/
 
 GRPO samples from the policy it trains and changes it every step. Exporting the merged model after each
 update and building its pipeline costs about 10 seconds on two cores (measured: 8.4-8.8 s export,
-10.1-10.2 s with the pipeline); this backend exports the base model once, with its projections named for OpenVINO GenAI's
-adapter support (``ccl.models.openvino_export.name_matmuls``), and hands the pipeline the current LoRA
-matrices instead: the graph computes ``x W^T + x A^T (sB)^T`` with the adapter in state variables.
+10.1-10.2 s with the pipeline); this backend exports the base model once, with its projections named
+for OpenVINO GenAI's adapter support (``ccl.models.openvino_export.name_matmuls``), and hands the
+pipeline the current LoRA matrices instead: the graph computes ``x W^T + x A^T (sB)^T`` with the adapter
+in state variables.
 
 Two facts of GenAI 2026.4 shape it, both found by measurement:
 
