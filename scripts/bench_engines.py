@@ -286,12 +286,12 @@ def agreement(tb, ref: dict, got: dict, rec: Recorder, near_tie: float) -> dict:
     """Identical transcripts, each divergence's torch gap at its first differing token, verdicts."""
     n = len(ref)
     same = [k for k in ref if ref[k][0] == got[k][0]]
-    diverged = []
+    diverged, turns = [], rec.turns  # (an OpenVINO recorder's turns are gathered from its trace once)
     for k in ref:
         if k in same:
             continue
         turn = first_divergence(ref[k][0], got[k][0])
-        pos, margin, gap = margins(tb, *rec.turns[k][turn])
+        pos, margin, gap = margins(tb, *turns[k][turn])
         diverged.append({"task_id": k, "assistant_turn": turn, "token": pos, "torch_top2_margin": round(margin, 5),
                          "torch_gap_to_engine_token": round(gap, 5), "near_tie": gap < near_tie})
     return {"identical_transcripts": len(same), "divergences": diverged,

@@ -38,6 +38,7 @@ import time
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import torch
@@ -203,6 +204,22 @@ def token_advantages(group: list[Scored], design: str, packed: list[Packed]) -> 
             raise ValueError(f"packed episode has {turn + 1} target spans for {p.turns} turns")
         out.append(adv)
     return out
+
+
+def learner_parts(folder: Path, adapter: Path, device: str, cfg: GrpoConfig) -> tuple[Any, Any, GenConfig, Any]:
+    """What a GRPO run starts from, after seeding torch with ``cfg.seed``: the model to train and its frozen
+    reference (both loaded from ``adapter``, C's), the sampling settings and the optimizer."""
+    from ..train.torch_trainer import load_adapter_for_training
+
+    torch.manual_seed(cfg.seed)
+    tm = load_adapter_for_training(folder, adapter, device)
+    ref = load_adapter_for_training(folder, adapter, device)
+    ref.model.eval()
+    for param in ref.model.parameters():
+        param.requires_grad_(False)
+    gen = GenConfig(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, seed=cfg.seed)
+    opt = torch.optim.AdamW([q for q in tm.model.parameters() if q.requires_grad], lr=cfg.lr, weight_decay=0.0)
+    return tm, ref, gen, opt
 
 
 @dataclass

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from ..artifacts.inputs import split_rows
 from ..artifacts.jsonio import atomic_write_bytes, dumps, sha256_file, write_json, write_jsonl
 from ..artifacts.manifest import folder_files, write_manifest
@@ -24,14 +22,13 @@ from ..config import ConfigError, ModelsConfig, load_params, stage_config
 from ..data.teacher import DistillConfig
 from ..devices import pick_device
 from ..learn.dagger import DaggerConfig
-from ..learn.grpo import GroupSampler, GrpoConfig, Learner, train_grpo
+from ..learn.grpo import GroupSampler, GrpoConfig, Learner, learner_parts, train_grpo
 from ..models.registry import ModelStore
 from ..models.weights import model_dir
-from ..policy.base import GenConfig
 from ..policy.torch_backend import TorchBackend, linear_layers
 from ..records import Task
 from ..resources import peak_memory_gb
-from ..train.torch_trainer import ADAPTER_FILE, TorchModel, load_adapter_for_training, save_adapter
+from ..train.torch_trainer import ADAPTER_FILE, TorchModel, save_adapter
 from ..vocabulary import GRPO, GRPO_REWARDS, training_run
 
 TRAIN_POOL, VAL_POOL = "train_pool", "val_pool"  # the only splits GRPO reads
@@ -85,19 +82,11 @@ def run(p: Plan, store: ModelStore, init: Path, runs: Path, device: str | None =
     """Train ``runs/<run>`` from the adapter in ``init`` (C's run folder)."""
     folder = model_dir(store, p.models.student, model_path)
     device = pick_device(device)
-    torch.manual_seed(p.cfg.seed)
-    tm = load_adapter_for_training(folder, init / "adapter", device)
-    ref = load_adapter_for_training(folder, init / "adapter", device)
-    ref.model.eval()
-    for param in ref.model.parameters():
-        param.requires_grad_(False)
-    gen = GenConfig(max_new_tokens=p.cfg.max_new_tokens, temperature=p.cfg.temperature, top_p=p.cfg.top_p,
-                    seed=p.cfg.seed)
+    tm, ref, gen, opt = learner_parts(folder, init / "adapter", device, p.cfg)
     if any(linear_layers(tm.model.config)):  # refused before any episode (or export) is paid for
         raise ConfigError(f"{p.models.student}: a hybrid (linear-attention) model has no continuous decoder, which "
                           "GRPO's group sampling needs; train a full-attention student")
     sampler = GroupSampler(_sampler_backend(p, store, tm, folder, device), gen, name=p.run)
-    opt = torch.optim.AdamW([q for q in tm.model.parameters() if q.requires_grad], lr=p.cfg.lr, weight_decay=0.0)
     result = train_grpo(Learner(tm, ref, sampler, opt, p.cfg), p.pool, p.val, p.design, progress)
     root = runs / p.run
     root.mkdir(parents=True, exist_ok=True)

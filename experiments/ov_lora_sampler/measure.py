@@ -26,13 +26,12 @@ from ccl.artifacts.inputs import split_rows
 from ccl.artifacts.jsonio import sha256_file, write_json
 from ccl.config import ModelsConfig, load_params, stage_config
 from ccl.devices import cpu_record
-from ccl.learn.grpo import GroupSampler, GrpoConfig, Learner, lr_at, sample, update
+from ccl.learn.grpo import GroupSampler, GrpoConfig, Learner, learner_parts, lr_at, sample, update
 from ccl.models.openvino_export import export_ir
 from ccl.models.weights import gguf_file, model_dir
-from ccl.policy.base import GenConfig
 from ccl.policy.openvino_lora import OpenVINOLoraBackend
 from ccl.policy.torch_backend import TorchBackend
-from ccl.train.torch_trainer import ADAPTER_FILE, load_adapter_for_training
+from ccl.train.torch_trainer import ADAPTER_FILE
 from scripts.layout import PARAMS
 from scripts.model_store import model_store
 
@@ -148,14 +147,7 @@ def main() -> None:
     store = model_store()
     folder, spec = model_dir(store, models.student), store.spec(models.student)
     pool = split_rows(PARAMS.parent / "data" / "v1" / "tasks", "train_pool", need_rows=True)
-    torch.manual_seed(cfg.seed)
-    tm = load_adapter_for_training(folder, args.init / "adapter", "cpu")
-    ref = load_adapter_for_training(folder, args.init / "adapter", "cpu")
-    ref.model.eval()
-    for q in ref.model.parameters():
-        q.requires_grad_(False)
-    gen = GenConfig(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, seed=cfg.seed)
-    opt = torch.optim.AdamW([q for q in tm.model.parameters() if q.requires_grad], lr=cfg.lr, weight_decay=0.0)
+    tm, ref, gen, opt = learner_parts(folder, args.init / "adapter", "cpu", cfg)
     backends = {"torch": TorchBackend.around(tm.model, tm.tok),
                 "openvino": OpenVINOLoraBackend.around(tm.model, tm.tok, folder, spec)}
     learners = {e: Learner(tm, ref, GroupSampler(b, gen, name=f"C_grpo_{DESIGN}_s0"), opt, cfg) for e, b in backends.items()}
