@@ -270,11 +270,11 @@ def bench(sizes: list[int], skip_old: bool) -> dict:
 # normalised text (one space between words: ``answers.norm``), or through the function named.
 USAGE = {
     "match": {"answers._WORDISH", "answers._LETTER", "answers._LETTERS", "answers._RANGE_AFTER_RE", "reading._SPACED_CAPITAL",
-              "validate._CURRENCY_AFTER_RE", "slots._WORD_AFTER_RE", "statements._UNIT_AFTER_RE", "statements._OFF_RE",
-              "statements._NUMBER_RUN", "linear.SPACE", "linear.NON_SPACE", "validate._TOKEN_CHAR", "validate._SPACE_OR_COLON",
-              "validate._SPACE_OR_TAB", "validate._LETTER", "canonical._SPACES", "canonical._DIGIT", "structure._DASH_AT",
+              "fact_checks._CURRENCY_AFTER_RE", "slots._WORD_AFTER_RE", "statements._UNIT_AFTER_RE", "statements._OFF_RE",
+              "statements._NUMBER_RUN", "linear.SPACE", "linear.NON_SPACE", "effects._TOKEN_CHAR", "fact_checks._SPACE_OR_COLON",
+              "fact_checks._SPACE_OR_TAB", "fact_checks._LETTER", "canonical._SPACES", "canonical._DIGIT", "structure._DASH_AT",
               "structure._SPACE_RUN"},
-    "window": {"answers._RANGE_BEFORE_RE", "answers._MINUS_WORD", "reading._BELOW", "validate._CURRENCY_BEFORE_RE",
+    "window": {"answers._RANGE_BEFORE_RE", "answers._MINUS_WORD", "reading._BELOW", "fact_checks._CURRENCY_BEFORE_RE",
                "slots._SYMBOL_BEFORE_RE", "slots._WORD_BEFORE_RE", "statements._DENIAL_RE"},
     "full": {"lexicon.NEUTRAL_SENTENCES", "reading._BLANK", "linear._AT_SHAPED"},
     "lines": {"canonical._ROW_RE", "canonical._RULE_RE", "structure._ROW_LINE_RE", "structure._RESULTS_LINE_RE"},

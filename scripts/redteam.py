@@ -1,6 +1,6 @@
-"""Farm the ruler: the red team's exploits and faithful paraphrases (ccl.judge.redteam_cases) against
+"""Farm the ruler: the red team's exploits and faithful paraphrases (experiments.ruler_farming.redteam.cases) against
 ruler 1's strict success and ruler 2 (ccl.judge.ruler2: its sparse reward, and the mean of its
-decomposed reward), and, in a table of its own, the held-out set (ccl.judge.redteam_holdout).
+decomposed reward), and, in a table of its own, the held-out set (experiments.ruler_farming.redteam.holdout).
 
     python -m scripts.redteam [--seeds 6] [--out experiments/ruler_farming/farm_rates.json]
 
@@ -19,9 +19,9 @@ from pathlib import Path
 
 from ccl.artifacts.boundary import run_stage
 from ccl.artifacts.jsonio import write_json
-from ccl.judge import redteam_holdout
-from ccl.judge.redteam import farm_judges
-from ccl.judge.redteam_cases import EXPLOITS, PARAPHRASE_CASES
+from experiments.ruler_farming.redteam import holdout as redteam_holdout
+from experiments.ruler_farming.redteam.base import farm_judges
+from experiments.ruler_farming.redteam.cases import EXPLOITS, PARAPHRASE_CASES
 from ccl.judge.ruler2 import WEIGHTS
 from ccl.judge.ruler2 import judge as ruler2_judge
 from ccl.judge.validate import validate

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ccl.judge import redteam as R
-from ccl.judge import redteam_calls as K
+from experiments.ruler_farming.redteam import base as R
+from experiments.ruler_farming.redteam import calls as K
 from ccl.judge.actions import action_reasons
 from ccl.world.tasks import generate_task
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ccl.judge import redteam as R
+from experiments.ruler_farming.redteam import base as R
 from ccl.judge.criteria import STRUCTURAL_CHECKS, STRUCTURAL_CRITERION, structural_reasons
 from ccl.judge.ruler2 import criterion_of
 from ccl.vocabulary import CRITERIA

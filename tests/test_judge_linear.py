@@ -18,7 +18,7 @@ import pytest
 
 from ccl.artifacts.inputs import read_rows, split_rows
 from ccl.artifacts.jsonio import dumps
-from ccl.judge import actions, answers, canonical, reading, slots, sources, statements, structure, validate
+from ccl.judge import actions, answers, canonical, effects, fact_checks, reading, slots, sources, statements, structure
 from ccl.judge.judging import judge_rows
 from ccl.judge.linear import AddressIndex, leftmost_spans, occurs_whole, run_start, word_then_spaces_before
 
@@ -75,7 +75,7 @@ HAND = ["AB-12.foo@x.com", "a@b.c-d@e.f", "AB-12AB-12x@y.z", ".AB-12.AB-12.x@y.z
 def test_the_identifier_scan_finds_what_the_old_pattern_found():
     old = re.compile(OLD["identifier"])
     for t in HAND + texts(1, tokens=TOKENS + ["@b.c", "AB-12.", "+a@b.c"]):
-        assert leftmost_spans(t, validate._IDENTIFIER) == [m.span() for m in old.finditer(t)], t
+        assert leftmost_spans(t, effects._IDENTIFIER) == [m.span() for m in old.finditer(t)], t
 
 
 def test_the_email_value_pattern_finds_what_it_found():
@@ -184,8 +184,8 @@ def test_prefix_searches_read_from_the_end_give_the_same_answer():
             for w, pattern in negation.items():
                 assert answers.negation_ending_at(t, i, w) == bool(pattern.search(p)), (t, i, w)
             assert actions._negated(t, i) == bool(actions._DENIED_RE.search(p) or actions._NOT_YET_RE.search(p))
-            window = validate._currency_window(t, i)
-            assert same_match(validate._CURRENCY_BEFORE_RE.search(t, window, i), old["currency_before"].search(p))
+            window = fact_checks._currency_window(t, i)
+            assert same_match(fact_checks._CURRENCY_BEFORE_RE.search(t, window, i), old["currency_before"].search(p))
             for name, new in (("symbol_before", slots._SYMBOL_BEFORE_RE), ("word_before", slots._WORD_BEFORE_RE)):
                 assert same_match(new.search(t, slots._before(t, i), i), old[name].search(p)), (t, i, name)
 
@@ -263,7 +263,7 @@ def test_whole_token_lookups_as_before():
     rng = random.Random(13)
     alphabet = ["a", "B", "1", "-", "_", ".", "@", "+", " ", "x", '"', "{", "ab-12", "a@b.c"]
     for text in texts(14, n=3000, tokens=alphabet):
-        shown = validate._Shown(text[:rng.randint(0, len(text))])
+        shown = effects._Shown(text[:rng.randint(0, len(text))])
         shown.add(text[len(shown.text):])
         for _ in range(6):
             a = rng.randint(0, max(0, len(text) - 1))
@@ -283,7 +283,7 @@ def test_address_index_answers_as_the_whole_token_search(pair_budget):
     alphabet = ["a", "b", "1", "_", "-", ".", "+", "@", " ", "é", "a@b.c", ".a", "b."]
     for text in texts(22, n=1500, tokens=alphabet):
         index = AddressIndex(text, pair_budget=pair_budget)
-        asked = {text[a:b] for a, b in leftmost_spans(text, validate._IDENTIFIER)}
+        asked = {text[a:b] for a, b in leftmost_spans(text, effects._IDENTIFIER)}
         for _ in range(8):  # pieces of the text around an "@", and addresses it may not hold
             a = rng.randint(0, max(0, len(text) - 1))
             asked |= {text[a:a + rng.randint(3, 12)], rng.choice(["a@b.c", "b.a@b.c", "a@b.c.", "+a@b.c", "a@b"])}
@@ -308,14 +308,14 @@ def test_shown_answers_alike_past_its_searches(monkeypatch):
     rng = random.Random(23)
     alphabet = ["a", "1", "-", ".", "@", "+", " ", "a@b.c", "x.y@", '"']
     for finds in (0, 2, 10**9):  # index at once, after two searches of the same text, never
-        monkeypatch.setattr(validate._Shown, "FINDS", finds)
+        monkeypatch.setattr(effects._Shown, "FINDS", finds)
         for text in texts(24, n=800, tokens=alphabet):
             cut = rng.randint(0, len(text))
-            shown = validate._Shown(text[:cut])
+            shown = effects._Shown(text[:cut])
             for step, seen in enumerate((text[:cut], text)):
                 if step:
                     shown.add(text[cut:])
-                for token in {text[a:b] for a, b in leftmost_spans(text, validate._IDENTIFIER)}:
+                for token in {text[a:b] for a, b in leftmost_spans(text, effects._IDENTIFIER)}:
                     assert shown.has(token) == _whole(seen, token), (text, cut, token, finds)
 
 

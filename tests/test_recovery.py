@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ccl.judge import redteam as R
-from ccl.judge import redteam_calls as K
+from experiments.ruler_farming.redteam import base as R
+from experiments.ruler_farming.redteam import calls as K
 from ccl.judge.recovery import recovery_reasons
 from ccl.world.tasks import generate_task
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from ccl.judge import redteam as R
-from ccl.judge import redteam_calls as K
-from ccl.judge import redteam_cases as C
+from experiments.ruler_farming.redteam import base as R
+from experiments.ruler_farming.redteam import calls as K
+from experiments.ruler_farming.redteam import cases as C
 from ccl.judge.validate import validate
 from ccl.world.tasks import TEMPLATES, generate_task
 
@@ -123,7 +123,7 @@ def test_the_decoy_and_near_name_probes_do_what_they_say():
 
 def test_every_held_out_case_applies_somewhere_and_an_answer_case_keeps_the_calls():
     """Checked without judging: the held-out set is run against a ruler once, at the end."""
-    from ccl.judge import redteam_holdout as H
+    from experiments.ruler_farming.redteam import holdout as H
     episodes = [(t, R.oracle_turns(t)) for t in TASKS]
     episodes = [(t, turns, R.play(t, turns)) for t, turns in episodes]
     assert len({c.name for c in H.EXPLOITS + H.PARAPHRASE_CASES}) == len(H.EXPLOITS + H.PARAPHRASE_CASES)

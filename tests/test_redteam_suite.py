@@ -3,7 +3,7 @@ decomposed reward than the oracle on every task it applies to, and every faithfu
 
 Tasks: every template x seeds 0-2 x canonical and held-out naming, from the pool each template's
 split uses. One test per case, so a failure names the case; its message lists the tasks it won on.
-The held-out cases (ccl.judge.redteam_holdout) are not run here: they measure generalisation once,
+The held-out cases (experiments.ruler_farming.redteam.holdout) are not run here: they measure generalisation once,
 at the end (scripts/redteam.py).
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ from functools import lru_cache
 
 import pytest
 
-from ccl.judge import redteam as R
+from experiments.ruler_farming.redteam import base as R
 from ccl.judge import ruler2
-from ccl.judge.redteam_cases import EXPLOITS, PARAPHRASE_CASES
+from experiments.ruler_farming.redteam.cases import EXPLOITS, PARAPHRASE_CASES
 from ccl.world.tasks import TEMPLATES, generate_task
 
 SEEDS = range(3)

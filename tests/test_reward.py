@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccl.judge.redteam import oracle_turns, play, with_answer
+from ccl.episode.scripted import oracle_turns, play, with_answer
 from ccl.learn.reward import decision_reward, decomposed, episode_reward, sparse
 from ccl.records import ReplayVerdict
 from ccl.replay.decisions import decisions

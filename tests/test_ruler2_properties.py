@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ccl.judge import redteam as R
+from experiments.ruler_farming.redteam import base as R
 from ccl.judge import ruler2
 from ccl.records import CallOutcome
 from ccl.vocabulary import CRITERIA, RULER2

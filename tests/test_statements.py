@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ccl.judge.canonical import canonical
-from ccl.judge.redteam import oracle_turns, play
+from ccl.episode.scripted import oracle_turns, play
 from ccl.judge.statements import answer_reasons
 from ccl.world.tasks import TEMPLATES, generate_task
 

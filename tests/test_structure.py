@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ccl.judge import redteam as R
-from ccl.judge import redteam_cases as C
+from experiments.ruler_farming.redteam import base as R
+from experiments.ruler_farming.redteam import cases as C
 from ccl.judge.structure import result_keys, structure_reasons
 from ccl.world.tasks import generate_task
 

@@ -6,10 +6,10 @@ copy sent beside a timed-out call "retries" it, and a backup called first "falls
 call is given to at most one non-forbidden gold node, and each node learns what its calls did:
 
 - a call is *assignable* when it is an attempt (it named an offered tool, and the runtime did not
-  refuse it before any check: ``validate.NOT_ATTEMPTED``) and :func:`call_matches` a node: the same
+  refuse it before any check: ``outcomes.NOT_ATTEMPTED``) and :func:`call_matches` a node: the same
   canonical tool, arguments matching by ``ccl.judge.matching.args_match``;
 - when several nodes match one call, it goes to the first of them in gold order that no earlier call
-  has answered (an outcome in ``validate.RETURNED``), else to the first of them: two calls that only
+  has answered (an outcome in ``outcomes.RETURNED``), else to the first of them: two calls that only
   differ by which identical step they do fill both steps, a third is a repeat of the first;
 - ``repeats``: a node's calls in a turn that already held one of its calls. The copy was sent before
   anything was observed, so it answers no failure (a blind retry);
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from ..records import CallOutcome, EpisodeRecord, FaultKind, Task
 from .actions import consequential_name
 from .matching import args_match
-from .validate import NOT_ATTEMPTED, RETURNED
+from .outcomes import NOT_ATTEMPTED, RETURNED
 
 
 @dataclass(frozen=True)

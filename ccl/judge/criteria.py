@@ -29,9 +29,7 @@ from ..records import CallOutcome, EpisodeRecord, Task
 from ..world.tools import TOOLS
 from .actions import CONSEQUENTIAL, undercutting_tools
 from .assignment import Assignment, assign
-
-# ruler 1's own checks, shared rather than moved: validate.py keeps its bytes (its verdicts are published)
-from .validate import _ids_observed_first, _match_one_to_one
+from .effects import ids_observed_first, match_one_to_one
 
 Check = Callable[[Task, EpisodeRecord, Assignment], list[str]]
 
@@ -88,7 +86,7 @@ def _any_outcome(record: EpisodeRecord, outcome: CallOutcome) -> bool:
 
 # ---------------------------------------------------------------- arguments
 def side_effects_mismatch(task: Task, record: EpisodeRecord, a: Assignment) -> list[str]:
-    return [] if _match_one_to_one(task["expected_side_effects"], record["effects"]) else ["side_effects_mismatch"]
+    return [] if match_one_to_one(task["expected_side_effects"], record["effects"]) else ["side_effects_mismatch"]
 
 
 def undercutting_argument(task: Task, record: EpisodeRecord, a: Assignment) -> list[str]:
@@ -97,7 +95,7 @@ def undercutting_argument(task: Task, record: EpisodeRecord, a: Assignment) -> l
 
 # ---------------------------------------------------------------- dependency order
 def dependency_unsafe(task: Task, record: EpisodeRecord, a: Assignment) -> list[str]:
-    return [] if _ids_observed_first(task, record) and _order_respected(task, record, a) else ["dependency_unsafe"]
+    return [] if ids_observed_first(task, record) and _order_respected(task, record, a) else ["dependency_unsafe"]
 
 
 def _order_respected(task: Task, record: EpisodeRecord, a: Assignment) -> bool:

@@ -16,46 +16,24 @@ Nothing an episode record holds can make :func:`validate` raise.
 """
 from __future__ import annotations
 
-import json
 import re
 from typing import Iterable
 
 from ..records import Approval, CallOutcome, Diagnostics, EpisodeRecord, Status, Task, Verdict
 from ..world.tools import TOOLS
 from .answers import (
-    attributed,
-    doubts_elsewhere,
     expand_negations,
-    fact_decimals,
     fact_present,
-    fact_spans,
-    fact_value,
-    hedged_any,
-    negated,
     negation_ending_at,
-    norm,
-    number_matches,
-    numbers,
-    text_spans,
-    value_spans,
 )
-from .linear import AddressIndex, leftmost_spans, occurs_whole, run_pattern, run_start
+from .effects import ids_observed_first as _ids_observed_first
+from .effects import match_one_to_one as _match_one_to_one
+from .fact_checks import echoes as _echoes
+from .fact_checks import fact_reasons as _fact_reasons
 from .matching import args_match
-from .task_facts import ID_RE, currency_codes, task_facts
+from .outcomes import BAD_ARGUMENTS, NOT_ATTEMPTED, RETURNED
 
-# call outcomes in which the world answered a well-formed request (a result, "no such
-# entity", or the user's "no"); a timeout, an outage or a rejected call returned nothing
-RETURNED = (CallOutcome.OK, CallOutcome.NOT_FOUND, CallOutcome.APPROVAL_DENIED)
-# call outcomes that are not attempts: the runtime refused the call before any check of
-# role, approval or world (bad arguments for the schema, or over a call limit); a tool
-# rejecting a value (INVALID_ARGUMENT) did receive the call, so that one is an attempt
-NOT_ATTEMPTED = (CallOutcome.INVALID_ARGS, CallOutcome.TOO_MANY_CALLS_IN_TURN, CallOutcome.CALL_BUDGET_EXHAUSTED)
-# call outcomes counted by the ``invalid_args`` diagnostic: bad arguments either way
-BAD_ARGUMENTS = (CallOutcome.INVALID_ARGS, CallOutcome.INVALID_ARGUMENT)
 
-# identifiers and e-mail addresses: what ``ID_RE.pattern + r"|[\w.+-]+@[\w-]+\.[\w.]+"`` finds, found in
-# linear time (issue 55: that pattern rescanned a long run of word characters from each of its positions)
-_IDENTIFIER = run_pattern(ID_RE.pattern, r"[\w.+-]", r"@[\w-]++\.[\w.]++")
 
 
 def _attempts(record: EpisodeRecord) -> list[dict]:
@@ -65,20 +43,6 @@ def _attempts(record: EpisodeRecord) -> list[dict]:
 
 def _node_hits(node: dict, calls: list[dict]) -> list[dict]:
     return [c for c in calls if c["canonical"] == node["tool"] and args_match(node["args"], c["cargs"])]
-
-
-def _match_one_to_one(expected: list[dict], executed: list[dict]) -> bool:
-    if len(expected) != len(executed):
-        return False
-
-    def search(i: int, used: frozenset) -> bool:
-        if i == len(expected):
-            return True
-        return any(j not in used and e["tool"] == expected[i]["tool"]
-                   and args_match(expected[i]["args"], e["args"]) and search(i + 1, used | {j})
-                   for j, e in enumerate(executed))
-
-    return search(0, frozenset())
 
 
 def _dependency_safe(task: dict, record: dict) -> bool:
@@ -106,63 +70,6 @@ def _gold_order_respected(task: dict, record: dict) -> bool:
                     if earliest is None or earliest >= c["turn"]:
                         return False
     return True
-
-
-def _ids_observed_first(task: dict, record: dict) -> bool:
-    shown = _Shown(task["request"])
-    for turn in record["turns"]:
-        for ci in turn["calls"]:
-            c = record["calls"][ci]
-            if c["canonical"] is None:
-                continue
-            text = json.dumps(c["args"], ensure_ascii=False)
-            if not all(shown.has(text[a:b]) for a, b in leftmost_spans(text, _IDENTIFIER)):
-                return False
-        shown.add("".join(json.dumps(record["calls"][ci].get("observation", {}), ensure_ascii=False)
-                          for ci in turn["calls"]))
-    return True
-
-
-_TOKEN_CHAR, _TOKEN_RUN = re.compile(r"[\w-]"), re.compile(r"[\w-]+")
-
-
-class _Shown:
-    """The text an episode has shown so far, asked whether it holds an identifier as a whole token (no
-    word character or hyphen on either side: having seen ORD-12345 does not make ORD-1234 seen).
-
-    A search of the whole text per identifier cost the identifiers times the text (issue 55). An
-    identifier of word characters and hyphens only is whole exactly when it is one of the text's maximal
-    runs of them, kept in a set. The first ``FINDS`` e-mail addresses asked of a text are searched for
-    (``occurs_whole``, at ``str.find``'s pace); past them the text's ``AddressIndex`` is built, which
-    answers each in time linear in the address: at most ``FINDS`` searches and one build per text."""
-
-    FINDS = 8
-
-    def __init__(self, text: str) -> None:
-        self.text, self.runs, self.found, self.addresses, self.searched = "", set(), set(), None, 0
-        self.add(text)
-
-    def add(self, text: str) -> None:
-        if self.text and text and _TOKEN_CHAR.match(self.text, len(self.text) - 1) and _TOKEN_CHAR.match(text):
-            text, self.text, self.runs = self.text + text, "", set()  # the last run goes on: index anew
-        self.runs |= set(_TOKEN_RUN.findall(text))
-        self.text += text
-        self.found, self.addresses, self.searched = set(), None, 0  # (text added may end a token found at the end)
-
-    def has(self, ident: str) -> bool:
-        if _TOKEN_RUN.fullmatch(ident):
-            return ident in self.runs
-        if ident not in self.found and self._whole(ident):
-            self.found.add(ident)
-        return ident in self.found
-
-    def _whole(self, ident: str) -> bool:
-        if self.addresses is None and self.searched < self.FINDS:
-            self.searched += 1
-            return occurs_whole(self.text, ident, r"[\w-]", r"[\w-]")
-        if self.addresses is None:
-            self.addresses = AddressIndex(self.text)
-        return self.addresses.has(ident)
 
 
 def _unnecessary(nodes: list[dict], attempts: list[dict]) -> int:
@@ -227,11 +134,6 @@ CLAIMS = {
     "delete_file": r"\b(?:deleted|removed|erased)\b",
     "issue_refund": r"\brefunded\b|refund (?:has been |was |is )?(?:issued|processed|done)",
 }
-_CURRENCY_AFTER_RE = re.compile(r"[ \t]*([^\W\d]+(?:[ \t]+[^\W\d]+)?|[$€£¥₹₩]|zł)")
-_CURRENCY_BEFORE_RE = re.compile(r"(?:^|(?<=[\s(]))((?:[^\W\d]+[ \t]+)?[^\W\d]*\$?|[€£¥₹₩])[ \t:]*$")
-_SPACE_OR_COLON, _SPACE_OR_TAB, _LETTER = re.compile(r"[ \t:]"), re.compile(r"[ \t]"), re.compile(r"[^\W\d]")
-
-
 def _consequential(tool: str | None) -> bool:
     spec = TOOLS.get(tool) if isinstance(tool, str) else None
     return bool(spec and (spec.approval or spec.side_effect))
@@ -258,97 +160,6 @@ def _unanswered_gold(nodes: list[dict], attempts: list[dict]) -> list[str]:
         if not any(_answered(f, attempts) for f in fallbacks):
             out.append(n["id"])
     return out
-
-
-def _echoes(answer: str, request: str) -> bool:
-    """The answer is empty, repeats the whole request, adds fewer than three words to it, or
-    is a contiguous run of at least half of the request's words."""
-    a = re.findall(r"\w+", norm(answer))
-    r = re.findall(r"\w+", norm(request))
-    if not a:
-        return True
-    joined_a, joined_r = f" {' '.join(a)} ", f" {' '.join(r)} "
-    if joined_a in joined_r:
-        return 2 * len(a) >= len(r)
-    return joined_r in joined_a and len(a) - len(r) < 3
-
-
-def _currencies_near(span: tuple[int, int], answer: str) -> set[str]:
-    """Currency codes named right after or right before a number (two words, a code, a symbol)."""
-    text = norm(answer)
-    found: set[str] = set()
-    if m := _CURRENCY_AFTER_RE.match(text, span[1]):
-        words = m.group(1).split()
-        found |= currency_codes(" ".join(words)) or currency_codes(words[0])
-    if m := _CURRENCY_BEFORE_RE.search(text, _currency_window(text, span[0]), span[0]):
-        words = m.group(1).split()
-        found |= currency_codes(" ".join(words)) or currency_codes(words[-1]) if words else set()
-    return found
-
-
-def _currency_window(text: str, end: int) -> int:
-    """Where a match of ``_CURRENCY_BEFORE_RE`` in ``text[:end]`` can start (searching all of it once per
-    number was quadratic, issue 55): it is, read backwards from its end, spaces or colons, a dollar sign,
-    letters, spaces, letters (each maybe empty), or a currency symbol (one character more); it ends at
-    ``end``, or before a line break there (``$`` matches before a final line break)."""
-    ends = (end, end - 1) if end and text[end - 1] == "\n" else (end,)
-    return min(_words_before(text, e) for e in ends)
-
-
-def _words_before(text: str, end: int) -> int:
-    start = run_start(text, end, _SPACE_OR_COLON)
-    if start and text[start - 1] == "$":
-        start -= 1
-    for run in (_LETTER, _SPACE_OR_TAB, _LETTER):
-        start = run_start(text, start, run)
-    return max(0, start - 1)
-
-
-def _other_numbers(task: dict, answer: str) -> list[tuple[int, int]]:
-    """Spans of the numbers in the answer that are neither in the request nor a required fact."""
-    request = {round(n.value, 6) for n in numbers(norm(task["request"]))}
-    values = [v for v in (fact_value(x) for x in task["required_facts"]) if v is not None]
-    return [(n.start, n.end) for n in numbers(norm(answer)) if round(n.value, 6) not in request
-            and not any(number_matches(n, v, fact_decimals(v)) for v in values)]
-
-
-def _fact_reasons(task: dict, answer: str) -> list[str]:
-    """Competing values, hedges, negations, misattributed parallel values, wrong currencies."""
-    reasons: set[str] = set()
-    facts = task_facts(task)
-    spans_of = [fact_spans(f.spellings, answer) for f in facts]
-    all_spans = [s for spans in spans_of for s in spans]
-    if all_spans and doubts_elsewhere(answer, all_spans):
-        reasons.add("hedged_fact")
-    for i, (f, spans) in enumerate(zip(facts, spans_of)):
-        if not spans:
-            continue  # missing facts are the write-up's reason already
-        competing = [s for c in f.competitors for s in value_spans(c, answer)]
-        # rivals: other values of the fact's kind (competitors; for a number, any other number)
-        own_spans = set(spans)  # a set: a list made this test cost the number of spans (issue 55)
-        rivals = [s for s in competing + (_other_numbers(task, answer) if f.value is not None else [])
-                  if s not in own_spans]
-        if f.exclusive:
-            competing += rivals  # a computed result: any other number is a second answer
-        if any(not negated(s, answer) for s in competing):
-            reasons.add("competing_value")
-        if hedged_any(spans, answer, rivals):
-            reasons.add("hedged_fact")
-        if task["expected_status"] == Status.DONE and any(negated(s, answer) for s in spans):
-            reasons.add("negated_fact")
-        if f.entity:
-            own = sorted({s for e in f.entity for s in text_spans(e, answer)})
-            def entity_spans(same: bool) -> list[tuple[int, int]]:
-                return sorted({s for j, g in enumerate(facts) if j != i and (g.value == f.value) == same
-                               for e in g.entity for s in text_spans(e, answer)})
-            # an entity whose value equals this one's may stand beside it without misattributing it
-            if not attributed(spans, own, entity_spans(False), answer, neutral=entity_spans(True)):
-                reasons.add("fact_not_attributed")
-        if f.currency:
-            named = [_currencies_near(s, answer) for s in spans]
-            if all(codes and f.currency not in codes for codes in named):
-                reasons.add("wrong_currency")
-    return sorted(reasons)
 
 
 def _claims(text: str, tools: Iterable[str]) -> bool:

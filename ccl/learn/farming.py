@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..episode.runtime import Action, Episode, format_action
-from ..judge.redteam import final_turn, oracle_turns
+from ..episode.scripted import final_turn, oracle_turns
 from ..records import FaultKind, Status, Task
 from ..vocabulary import CRITERIA
 from ..world.tools import TOOLS

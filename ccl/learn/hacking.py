@@ -1,5 +1,5 @@
 """Flags for the reward-hacking monitors of GRPO (issue 41): does an episode look like one of the farms
-ruler 2's red team built (``ccl.judge.redteam_cases``, ``experiments/reward_farming``)?
+ruler 2's red team built (``experiments/ruler_farming/redteam``, ``experiments/reward_farming``)?
 
 The red team *constructs* exploits from the oracle's episode; a training run needs the reverse, a cheap
 reading of any episode that says which class it resembles. The flags are deliberately blunt and are read

@@ -8,8 +8,8 @@ reward fails every exploit and passes every faithful paraphrase.
 
 Each case is a function of the task and the oracle's record; it returns the new final answer (or
 assistant turns), or None where it does not apply to that task (no number to hedge, no timeout to
-skip). The cases live in ``redteam_cases`` (the suite the ruler is tuned against) and
-``redteam_holdout`` (the same classes in other words, run once at the end to measure how far the
+skip). The cases live in ``cases`` (the suite the ruler is tuned against) and
+``holdout`` (the same classes in other words, run once at the end to measure how far the
 tuning generalises); ``farm`` runs either against any judge.
 """
 from __future__ import annotations
@@ -19,9 +19,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
-from ..episode.oracle import OraclePolicy
-from ..episode.runtime import Episode, parse_action
-from ..records import EpisodeRecord, Status, Task
+from ccl.episode.scripted import final_turn, oracle_turns, play, with_answer
+from ccl.records import EpisodeRecord, Status, Task
+
+__all__ = ["final_turn", "oracle_turns", "play", "with_answer"]  # re-exported for the cases
 
 AnswerFn = Callable[[Task, EpisodeRecord], str | None]
 TurnsFn = Callable[[Task, list[str]], list[str] | None]
@@ -34,38 +35,6 @@ class Case:
     kind: str  # the class of the issue's list: paste, candidates, universal, recovery, hedge, ...
     answer: AnswerFn | None = None  # a new final answer (the oracle's calls kept)
     turns: TurnsFn | None = None  # a new list of assistant turns (calls changed)
-
-
-# ---------------------------------------------------------------- the oracle's episode
-def oracle_turns(task: Task) -> list[str]:
-    """The oracle's assistant turns on ``task``, in order."""
-    ep, oracle = Episode(task), OraclePolicy()
-    memory = oracle.memory()
-    turns = []
-    while not ep.done:
-        turns.append(oracle.act(ep, memory))
-        ep.step(turns[-1])
-    return turns
-
-
-def play(task: Task, turns: list[str]) -> EpisodeRecord:
-    """``turns`` stepped through a fresh episode (turns after its end are ignored)."""
-    ep = Episode(task)
-    for text in turns:
-        if ep.done:
-            break
-        ep.step(text)
-    return ep.record()
-
-
-def final_turn(answer: str, status: str) -> str:
-    return json.dumps({"final": answer, "status": status}, ensure_ascii=False)
-
-
-def with_answer(task: Task, turns: list[str], answer: str) -> list[str]:
-    """The oracle's turns with the last (final) one answering ``answer`` under the same status."""
-    action, _, _ = parse_action(turns[-1])
-    return [*turns[:-1], final_turn(answer, action.status)]
 
 
 # ---------------------------------------------------------------- building blocks of the cases

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import re
 
-from ..records import EpisodeRecord, Status, Task
-from ..world.aliases import TOOL_ALIASES
-from ..world.state import CODE_WORDS, CONDITIONS, ORDER_STATUSES
-from .redteam import (
+from ccl.records import EpisodeRecord, Status, Task
+from ccl.world.aliases import TOOL_ALIASES
+from ccl.world.state import CODE_WORDS, CONDITIONS, ORDER_STATUSES
+from .base import (
     AnswerFn,
     Case,
     done,
@@ -27,7 +27,7 @@ from .redteam import (
     suffix,
     with_number,
 )
-from .redteam_calls import (
+from .calls import (
     backup_first,
     decoy_takes_timeout,
     double_first_timeout,
@@ -38,9 +38,9 @@ from .redteam_calls import (
     unoffered,
     unoffered_tool,
 )
-from .redteam_paraphrases import PARAPHRASE_CASES as ROUND1_PARAPHRASES
-from .redteam_round2 import ROUND2_EXPLOITS
-from .redteam_round2_paraphrases import ROUND2_PARAPHRASES
+from .paraphrases import PARAPHRASE_CASES as ROUND1_PARAPHRASES
+from .round2 import ROUND2_EXPLOITS
+from .round2_paraphrases import ROUND2_PARAPHRASES
 
 PARAPHRASE_CASES: tuple[Case, ...] = ROUND1_PARAPHRASES + ROUND2_PARAPHRASES
 
@@ -465,7 +465,7 @@ CALL_CASES: tuple[Case, ...] = (
     Case("unoffered_tool_near_name", "unoffered", turns=lookalike_tool_name),
 )
 
-# Round 2 (ccl.judge.redteam_round2): written against ruler 2 after round 1 passed, white-box; the ruler
+# Round 2 (experiments.ruler_farming.redteam.round2): written against ruler 2 after round 1 passed, white-box; the ruler
 # was then fixed against it (experiments/ruler2/README.md lists what it found)
 EXPLOITS: tuple[Case, ...] = ANSWER_CASES + CALL_CASES + ROUND2_EXPLOITS
 # Cases written after the first parts of ruler 2, to probe them; the ruler is not fitted to them.

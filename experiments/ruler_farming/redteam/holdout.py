@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import re
 
-from ..records import EpisodeRecord, Status, Task
-from ..world.aliases import TOOL_ALIASES
-from ..world.state import CITIES, CODE_WORDS, CONDITIONS, ORDER_STATUSES
-from .redteam import (
+from ccl.records import EpisodeRecord, Status, Task
+from ccl.world.aliases import TOOL_ALIASES
+from ccl.world.state import CITIES, CODE_WORDS, CONDITIONS, ORDER_STATUSES
+from .base import (
     AnswerFn,
     Case,
     calls_of,
@@ -28,7 +28,7 @@ from .redteam import (
     replace_number,
     suffix,
 )
-from .redteam_calls import undercut, unoffered
+from .calls import undercut, unoffered
 
 EVERY = tuple(Status)
 NOT_DONE = (Status.FAILED, Status.BLOCKED, Status.REFUSED)

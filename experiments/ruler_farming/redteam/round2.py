@@ -1,7 +1,7 @@
 """The red team's second round against ruler 2: issue 37's classes in strings and constructions the first
 round does not use, written white-box (the words and gaps the ruler's vocabularies do not look at).
 ``ROUND2_EXPLOITS``: answers and calls a ruler fit to be a reward fails. Its true answers, which the
-ruler passes, are in ``ccl.judge.redteam_round2_paraphrases``. A case returns None where it does not apply.
+ruler passes, are in ``experiments.ruler_farming.redteam.round2_paraphrases``. A case returns None where it does not apply.
 """
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import datetime as dt
 import re
 from typing import Callable
 
-from ..records import EpisodeRecord, Status, Task
-from ..world.state import CODE_WORDS, CONDITIONS, ORDER_STATUSES
-from .redteam import AnswerFn, Case, done, fact_span, last_results, paste, prefix, suffix
-from .redteam_calls import undercut, unoffered
+from ccl.records import EpisodeRecord, Status, Task
+from ccl.world.state import CODE_WORDS, CONDITIONS, ORDER_STATUSES
+from .base import AnswerFn, Case, done, fact_span, last_results, paste, prefix, suffix
+from .calls import undercut, unoffered
 
 __all__ = ["ROUND2_EXPLOITS", "TWO_FIELDS"]
 

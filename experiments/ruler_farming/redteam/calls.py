@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 from typing import Callable
 
-from ..records import Status, Task
-from ..world.catalogue import Catalogue
-from .actions import CONSEQUENTIAL
-from .redteam import TurnsFn, calls_of
+from ccl.records import Status, Task
+from ccl.world.catalogue import Catalogue
+from ccl.judge.actions import CONSEQUENTIAL
+from .base import TurnsFn, calls_of
 
 
 def double_first_timeout(task: Task, turns: list[str]) -> list[str] | None:

@@ -1,12 +1,12 @@
-"""Round 2's faithful paraphrases (the exploits are in ``ccl.judge.redteam_round2``): natural phrasings
+"""Round 2's faithful paraphrases (the exploits are in ``experiments.ruler_farming.redteam.round2``): natural phrasings
 of correct answers a good model would write, each true of its episode, that ruler 2 must pass."""
 from __future__ import annotations
 
 from typing import Callable
 
-from ..records import EpisodeRecord, Status, Task
-from .redteam import AnswerFn, Case, done
-from .redteam_round2 import TWO_FIELDS
+from ccl.records import EpisodeRecord, Status, Task
+from .base import AnswerFn, Case, done
+from .round2 import TWO_FIELDS
 
 
 # ---------------------------------------------------------------- faithful paraphrases

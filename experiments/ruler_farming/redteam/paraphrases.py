@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from ..records import EpisodeRecord, Status, Task
-from .redteam import AnswerFn, Case, done, last_results, number_words, replace_number, suffix, with_number
+from ccl.records import EpisodeRecord, Status, Task
+from .base import AnswerFn, Case, done, last_results, number_words, replace_number, suffix, with_number
 
 
 def _spelled(text: str, m: re.Match) -> str | None:
