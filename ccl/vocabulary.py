@@ -40,10 +40,10 @@ def precision_fields(precision: str) -> dict[str, str]:
 OUTCOMES = ("success", "success_writeup")
 
 # The rulers that judge an episode, oldest first. Ruler 1 is the validator the pre-registration
-# named (its verdicts are the published results); ruler 2 is the farm-resistant one that rewards
-# and later studies use (ccl.judge.ruler2). Every verdict row says which ruler wrote it.
-RULERS = ("ruler1", "ruler2")
-RULER1, RULER2 = RULERS
+# named (its verdicts are the published results); ruler 2 is the farm-resistant one of issue 37
+# (ccl.judge.ruler2); ruler 3 (ccl.judge.ruler3, issue 57) is the one rewards read. Every verdict says its ruler.
+RULERS = ("ruler1", "ruler2", "ruler3")
+RULER1, RULER2, RULER3 = RULERS
 # Ruler 2's criteria, in the order of its decomposed reward vector (ccl.judge.ruler2.WEIGHTS).
 CRITERIA = ("format", "selection", "arguments", "dependency_order", "recovery", "outcome", "answer")
 

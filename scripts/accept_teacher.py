@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ccl.artifacts.boundary import run_stage
 from ccl.stages import accept_teacher
-from ccl.vocabulary import RULERS
+from ccl.data.acceptance import ACCEPTANCE_RULERS
 
 from .cli import stage_parser
 from .model_store import model_store
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = stage_parser(__doc__)
     ap.add_argument("--teacher", type=Path, default=None, help="the transcripts' folder; default: DATA/teacher")
     ap.add_argument("--out", type=Path, default=None, help="default: the transcripts' folder")
-    ap.add_argument("--ruler", choices=RULERS, default=None, help="default: params accept_teacher.ruler")
+    ap.add_argument("--ruler", choices=ACCEPTANCE_RULERS, default=None, help="default: params accept_teacher.ruler")
     args = ap.parse_args(argv)
     teacher = args.teacher or args.data / "teacher"
     done = accept_teacher.run(args.params, model_store(), args.profile, args.data, teacher, args.out, args.ruler)

@@ -19,7 +19,9 @@ from typing import Iterable
 from ..judge.judging import JudgeError, labelled
 from ..judge.ruler2 import judge
 from ..judge.validate import validate
-from ..vocabulary import RULER1, RULER2, RULERS
+from ..vocabulary import RULER1, RULER2
+
+ACCEPTANCE_RULERS = (RULER1, RULER2)  # the rulers teacher acceptance can judge by
 from .teacher import DistillConfig
 
 REJECTION_REASONS = ("not_success", "parse_error", "hallucinated_tools", "invalid_args",
@@ -37,8 +39,8 @@ class AcceptanceConfig:
     ruler: str  # no default: each study names its ruler (study 1: ruler1, as pre-registered)
 
     def __post_init__(self) -> None:
-        if self.ruler not in RULERS:
-            raise AcceptanceError(f"accept_teacher.ruler: {self.ruler!r} is not a ruler; valid: {', '.join(RULERS)}")
+        if self.ruler not in ACCEPTANCE_RULERS:
+            raise AcceptanceError(f"accept_teacher.ruler: {self.ruler!r} is not a ruler; valid: {', '.join(ACCEPTANCE_RULERS)}")
 
 
 def rejection_reasons(verdict: dict, success: bool) -> list[str]:

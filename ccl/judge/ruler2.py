@@ -24,17 +24,14 @@ from ..records import EpisodeRecord, Task
 from ..vocabulary import CRITERIA, RULER2
 from .audit_checks import audit_reasons
 from .canonical import canonical
+from .codes import ANSWER_CRITERION, KEPT_FROM_RULER1
+from .codes import WEIGHTS as WEIGHTS  # the decomposed reward's weights, read as ruler2.WEIGHTS
 from .criteria import STRUCTURAL_CRITERION, structural_reasons
 from .reading import read
+from .shape import MAX_ANSWER_CHARS, malformed
 from .statements import answer_reasons
 from .structure import structure_reasons
 from .validate import validate
-
-# Weights of the decomposed reward (they sum to 1; the oracle scores 1 on every task). The answer
-# and the outcome weigh most: they are what the user reads, and what the red team attacks.
-WEIGHTS = {"format": 0.10, "selection": 0.15, "arguments": 0.15, "dependency_order": 0.10,
-           "recovery": 0.10, "outcome": 0.20, "answer": 0.20}
-assert tuple(WEIGHTS) == CRITERIA and abs(sum(WEIGHTS.values()) - 1) < 1e-12
 
 
 class Ruler2Verdict(TypedDict):
@@ -44,46 +41,13 @@ class Ruler2Verdict(TypedDict):
     criteria: dict[str, bool]  # CRITERIA order: passed or not
 
 
-# Ruler 1's answer checks that ruler 2 keeps (they are not word lists); the others (outcome phrases,
-# claims, hedges, negations, competing values) are replaced by ccl.judge.statements, whose rule
-# (account for every word) refuses what their lists missed and passes what they refused.
-KEPT_FROM_RULER1 = {"missing_fact": "answer", "fact_not_attributed": "answer", "wrong_currency": "answer",
-                    "echoes_request": "outcome"}
-# answer reason code (the part before any ':') -> its criterion
-_ANSWER_CRITERION = {
-    **KEPT_FROM_RULER1,
-    "raw_result_answer": "answer", "unnamed_currency": "answer", "ignores_request": "outcome",
-    "result_key": "answer", "object_syntax": "answer", "observation_framing": "answer", "result_dump": "answer",
-    "unsourced_value": "answer", "alternative_values": "answer", "unexplained_word": "answer",
-    "question_in_answer": "answer", "foreign_script": "answer", "disguised_letters": "answer",
-    "competing_value": "answer", "misattributed_value": "answer", "empty_statement": "answer",
-    "overlong_answer": "answer", "malformed_record": "format",
-    "outcome_not_stated": "outcome", "outcome_inconsistent": "outcome", "false_action_claim": "outcome",
-    "denied_action_done": "outcome",
-}
-_CRITERION_OF = {**STRUCTURAL_CRITERION, **_ANSWER_CRITERION}
+_CRITERION_OF = {**STRUCTURAL_CRITERION, **ANSWER_CRITERION}
 assert set(_CRITERION_OF.values()) == set(CRITERIA)
 
 
 def criterion_of(reason: str) -> str:
     """The criterion a reason code belongs to (a code no criterion claims is a bug: KeyError)."""
     return _CRITERION_OF[reason.split(":", 1)[0]]
-
-
-def malformed(record: object) -> str | None:
-    """What makes a record unjudgeable (a shape the runtime never writes), or None. Ruler 2 fails such a
-    record on its format instead of raising: a reward must survive any input."""
-    if not isinstance(record, dict):
-        return "not_an_object"
-    for key, kind in (("final", (str, type(None))), ("calls", list), ("turns", list), ("effects", list)):
-        if not isinstance(record.get(key), kind):
-            return f"bad_{key}"
-    for call in record["calls"]:
-        if not isinstance(call, dict) or not isinstance(call.get("turn"), int) or not isinstance(call.get("outcome"), str):
-            return "bad_call"
-        if call.get("canonical") is not None and not isinstance(call.get("canonical"), str):
-            return "bad_call"
-    return None
 
 
 def _ruler1_kept(task: Task, record: EpisodeRecord) -> list[str]:
@@ -95,10 +59,6 @@ def _ruler1_kept(task: Task, record: EpisodeRecord) -> list[str]:
     return [r for r in ruler1["reasons"] + ruler1["strict_reasons"] if r.split(":", 1)[0] in KEPT_FROM_RULER1]
 
 
-# An answer longer than this is refused unread (``overlong_answer``): the oracle's longest is under
-# 200 characters and a policy's turn is capped at a few hundred tokens, and some of ruler 1's fact checks
-# kept here grow with the square of the numbers an answer holds, so a reward must not read a novel.
-MAX_ANSWER_CHARS = 2000
 
 
 def reasons(task: Task, record: EpisodeRecord) -> list[str]:
