@@ -48,7 +48,9 @@ def test_a_chain_hand_worked():
     assert (stall.passed, stall.to_go_before, stall.to_go_after) == (True, 3, 2)
     ep.step(first)
     # repeating the lookup that already returned is harmless but buys nothing: it fails
-    again = grade_turn(task, ep, first)
+    again = grade_turn(task, ep, first)  # ruler 3 (the default) names it: a repeat of an answered call
+    assert (again.passed, again.why, again.to_go_after) == (False, "repeat", 2)
+    again = grade_turn(task, ep, first, "ruler2")  # ruler 2 saw only that it bought nothing
     assert (again.passed, again.why, again.to_go_after) == (False, "no_progress", 2)
     # stopping now, claiming success, ends the episode and ruler 2 fails it
     early = grade_turn(task, ep, final("Your order is on its way.", "done"))

@@ -1,5 +1,7 @@
-"""Re-judging committed transcripts with both rulers (issue 37): per configuration, pooled over the
-main splits and per split, how many episodes each ruler passes, and which episodes change verdict.
+"""Re-judging committed transcripts with a newer ruler: per configuration, pooled over the main splits
+and per split, how many episodes each ruler passes, and which episodes change verdict. Ruler 2 against
+ruler 1 (issue 37, stage ``rejudge``) and ruler 3 against ruler 2, with ruler 1 beside them (issue 57,
+stage ``rejudge_ruler3``) are the same code, told which rulers to compare.
 
 Nothing is regenerated: the transcripts are the evaluation runs' and the teacher's, as committed.
 Both verdicts are computed here by the judging code itself (``ccl.judge.judging.verdict_row``),
@@ -12,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..judge.judging import JudgeError, verdict_row
+from ..judge.ruler3 import judge as ruler3_judge
 from ..records import EpisodeRow, Task
-from ..vocabulary import MAIN_SPLITS, RULER1, RULER2, parse_run_name
+from ..vocabulary import MAIN_SPLITS, RULER1, RULER2, RULER3, parse_run_name
 
 # directions of a changed verdict: the ruler that alone passes the episode
 RULER1_ONLY, RULER2_ONLY = f"{RULER1}_only", f"{RULER2}_only"
@@ -34,32 +37,34 @@ def config_of(run: str) -> str:
     return parse_run_name(run)[0]
 
 
-def rejudged(tasks: Mapping[str, Task], source: Transcripts) -> list[dict]:
-    """One row per episode: where it comes from, both rulers' verdicts and the final answer."""
+def rejudged(tasks: Mapping[str, Task], source: Transcripts, with_ruler3: bool = False) -> list[dict]:
+    """One row per episode: where it comes from, rulers 1 and 2's verdicts (and ruler 3's when asked) and
+    the final answer."""
     out = []
     for row in source.rows:
         task = tasks.get(row["task_id"])
         if task is None:
             raise JudgeError(f"{source.run}: episode of task {row['task_id']!r}, which is in no task file")
         judged = verdict_row(task, row)
+        third = {RULER3: ruler3_judge(task, row["record"])} if with_ruler3 else {}
         out.append({"config": source.config, "run": source.run, "split": row["dataset"],
                     "task_id": row["task_id"], "template": row["template"],
-                    RULER1: judged["verdict"], RULER2: judged[RULER2], "final": row["record"]["final"]})
+                    RULER1: judged["verdict"], RULER2: judged[RULER2], **third, "final": row["record"]["final"]})
     return out
 
 
-def _direction(episode: dict) -> str | None:
-    first, second = bool(episode[RULER1]["success"]), bool(episode[RULER2]["success"])
-    return None if first == second else RULER1_ONLY if first else RULER2_ONLY
+def _direction(episode: dict, older: str = RULER1, newer: str = RULER2) -> str | None:
+    first, second = bool(episode[older]["success"]), bool(episode[newer]["success"])
+    return None if first == second else f"{older}_only" if first else f"{newer}_only"
 
 
 def _rate(k: int, n: int) -> float | None:
     return round(k / n, 6) if n else None
 
 
-def _reason_kinds(episodes: Iterable[dict]) -> dict[str, int]:
-    """Ruler 2's reason codes (without their ':node' suffix) over ``episodes``, most frequent first."""
-    counts = Counter(r.split(":", 1)[0] for e in episodes for r in dict.fromkeys(e[RULER2]["reasons"]))
+def _reason_kinds(episodes: Iterable[dict], ruler: str = RULER2) -> dict[str, int]:
+    """``ruler``'s reason codes (without their ':node' suffix) over ``episodes``, most frequent first."""
+    counts = Counter(r.split(":", 1)[0] for e in episodes for r in dict.fromkeys(e[ruler]["reasons"]))
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
@@ -105,4 +110,50 @@ def changed_rows(episodes: Sequence[dict]) -> list[dict]:
                     RULER1: {"success": first["success"], "reasons": first["reasons"],
                              "strict_reasons": first["strict_reasons"]},
                     f"{RULER2}_reasons": e[RULER2]["reasons"], "final": e["final"]})
+    return out
+
+
+# ---------------------------------------------------------------- ruler 3 against ruler 2 (issue 57)
+def tally3(episodes: Sequence[dict]) -> dict[str, Any]:
+    """n, each of the three rulers' successes and rate, and the episodes on which ruler 2 and ruler 3
+    disagree in each direction (with the templates, and ruler 3's reasons for those it alone fails)."""
+    n = len(episodes)
+    out: dict[str, Any] = {"n": n}
+    for ruler in (RULER1, RULER2, RULER3):
+        k = sum(bool(e[ruler]["success"]) for e in episodes)
+        out[ruler] = {"successes": k, "rate": _rate(k, n)}
+    lost = [e for e in episodes if _direction(e, RULER2, RULER3) == f"{RULER2}_only"]
+    gained = [e for e in episodes if _direction(e, RULER2, RULER3) == f"{RULER3}_only"]
+    return {**out, f"{RULER2}_only": len(lost), f"{RULER3}_only": len(gained),
+            f"{RULER2}_only_by_template": dict(sorted(Counter(e["template"] for e in lost).items())),
+            f"{RULER2}_only_by_reason": _reason_kinds(lost, RULER3),
+            f"{RULER3}_only_by_template": dict(sorted(Counter(e["template"] for e in gained).items()))}
+
+
+def by_config3(episodes: Sequence[dict]) -> dict[str, Any]:
+    """As ``by_config``, with ``tally3``."""
+    out: dict[str, Any] = {}
+    for config in dict.fromkeys(e["config"] for e in episodes):
+        mine = [e for e in episodes if e["config"] == config]
+        main = [e for e in mine if e["split"] in MAIN_SPLITS]
+        out[config] = {"runs": sorted({e["run"] for e in mine}), POOLED_MAIN: tally3(main) if main else None,
+                       "splits": {s: tally3([e for e in mine if e["split"] == s]) for s in sorted({e["split"] for e in mine})}}
+    return out
+
+
+def changed_rows3(episodes: Sequence[dict], records: Mapping[tuple[str, str], dict]) -> list[dict]:
+    """One row per episode ruler 2 and ruler 3 judge differently: where it is, both rulers' reasons, the
+    calls as the world answered them (turn, tool, arguments, outcome) and the final answer, so that a
+    reader can check the change without the transcript files."""
+    out = []
+    for e in episodes:
+        direction = _direction(e, RULER2, RULER3)
+        if direction is None:
+            continue
+        record = records[(e["run"], e["task_id"])]
+        calls = [[c.get("turn"), c.get("tool"), c.get("args"), c.get("outcome")] for c in record["calls"]]
+        out.append({"config": e["config"], "run": e["run"], "split": e["split"], "task_id": e["task_id"],
+                    "template": e["template"], "direction": direction, f"{RULER2}_reasons": e[RULER2]["reasons"],
+                    f"{RULER3}_reasons": e[RULER3]["reasons"], "calls": calls, "status": record["status"],
+                    "final": e["final"]})
     return out

@@ -86,12 +86,22 @@ def metrics(rows: Sequence[VerdictRow], splits: Iterable[str]) -> dict[str, Any]
     return _by_split(rows, splits, summarise)
 
 
+def summarise_ruler(rows: Sequence[dict], ruler: str) -> Ruler2SplitMetrics:
+    """n, ``ruler``'s success rate and each criterion's pass rate (rulers 2 and 3 share the criteria)."""
+    return {"n": len(rows), "success": _mean(r[ruler]["success"] for r in rows),
+            "criteria": {c: _mean(r[ruler]["criteria"][c] for r in rows) for c in CRITERIA}}
+
+
 def summarise_ruler2(rows: Sequence[JudgedRow]) -> Ruler2SplitMetrics:
     """n, ruler 2's success rate and each criterion's pass rate."""
-    return {"n": len(rows), "success": _mean(r[RULER2]["success"] for r in rows),
-            "criteria": {c: _mean(r[RULER2]["criteria"][c] for r in rows) for c in CRITERIA}}
+    return summarise_ruler(rows, RULER2)
+
+
+def ruler_metrics(rows: Sequence[dict], splits: Iterable[str], ruler: str) -> dict[str, Any]:
+    """``ruler``'s ``splits`` and ``pooled_main``, in the shape of ``metrics``."""
+    return {"ruler": ruler, **_by_split(rows, splits, lambda part: summarise_ruler(part, ruler))}
 
 
 def ruler2_metrics(rows: Sequence[JudgedRow], splits: Iterable[str]) -> dict[str, Any]:
     """Ruler 2's ``splits`` and ``pooled_main``, in the shape of ``metrics``."""
-    return {"ruler": RULER2, **_by_split(rows, splits, summarise_ruler2)}
+    return ruler_metrics(rows, splits, RULER2)

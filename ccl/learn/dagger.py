@@ -34,6 +34,7 @@ from ..episode.oracle import OraclePolicy
 from ..episode.rollout import act_batch, rollout
 from ..episode.runtime import Episode, format_action, fresh_memory, parse_action, run_episode
 from ..judge.ruler2 import judge
+from ..vocabulary import RULER2
 from ..records import Task
 from .expert import label
 from .turn_grade import grade_turn
@@ -102,7 +103,8 @@ class ExpertMix:
     def _choose(self, ep: Episode, text: str) -> str:
         task, turn = ep.task, len(ep.turns)
         lab = label(task, ep)
-        grade = grade_turn(task, ep, text)  # the student's own turn, graded from this state
+        grade = grade_turn(task, ep, text, RULER2)  # the student's own turn, graded from this state (the published
+        # DAgger runs graded under ruler 2; issue 59 names its own ruler)
         expert = random.Random(f"{self.stream}|{task['id']}|{turn}").random() < self.beta
         executed = lab.text if expert else text
         self.visits.append({"task_id": task["id"], "turn": turn, "student": text, "label": lab.text,

@@ -39,7 +39,7 @@ from typing import Any, Callable
 from ..episode.runtime import Action, Episode, format_action
 from ..episode.scripted import final_turn, oracle_turns
 from ..records import FaultKind, Status, Task
-from ..vocabulary import CRITERIA
+from ..vocabulary import CRITERIA, RULER2
 from ..world.tools import TOOLS
 from .expert import next_action
 from .reward import episode_reward
@@ -288,7 +288,7 @@ def play_policy(task: Task, policy: Policy) -> tuple[Episode, list[str], list[Tu
             if not ep.turns:
                 return None
             raise ValueError(f"{task['id']}: the policy gave no turn mid-episode (turn {len(ep.turns)})")
-        grades.append(grade_turn(task, ep, text))
+        grades.append(grade_turn(task, ep, text, RULER2))  # the measurement published in experiments/reward_farming
         texts.append(text)
         ep.step(text)
     return ep, texts, grades
@@ -299,7 +299,7 @@ def score(task: Task, name: str) -> Scored | None:
     if played is None:
         return None
     ep, texts, grades = played
-    r = episode_reward(task, ep.record())
+    r = episode_reward(task, ep.record(), RULER2)
     return Scored(policy=name, task_id=task["id"], template=task["template"], family=task["family"],
                   texts=tuple(texts), grades=tuple(grades), sparse=r.sparse, decomposed=r.decomposed,
                   criteria=r.criteria, reasons=r.reasons)

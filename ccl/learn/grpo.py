@@ -6,8 +6,8 @@ continuous decoder over the model being trained, the shared prompt head cached; 
 after every update). Every episode is scored three ways, whichever one the arm trains on, so the curves
 of all arms can be read side by side:
 
-- **sparse**: ruler-2 success, 0/1 (``ccl.learn.reward``);
-- **decomposed**: ruler 2's criteria, weighted (``ccl.learn.reward``);
+- **sparse**: success under ``grpo.ruler``, 0/1 (``ccl.learn.reward``);
+- **decomposed**: that ruler's criteria, weighted (``ccl.learn.reward``);
 - **dense**: per turn, 1 when ``ccl.learn.turn_grade`` passes the turn *from a recoverable state*, else 0
   (the red team's safe form, ``experiments/reward_farming``: an honest stop after a permanent mistake is
   the right label but is not paid).
@@ -46,9 +46,10 @@ import torch
 from ..config import register
 from ..episode.rollout import rollout
 from ..episode.runtime import Episode
-from ..judge.ruler2 import judge
+from ..judge.rulers import REWARD_RULERS, judge_by
 from ..policy.base import GenConfig, ModelPolicy
 from ..records import Task
+from ..vocabulary import RULER2, RULER3
 from ..train.packing import Packed
 from ..train.shared_head import target_logps
 from .grpo_loss import group_advantages, grpo_loss, turn_advantages
@@ -91,8 +92,13 @@ class GrpoConfig:
     # the base graph with the LoRA loaded at run time after each update (ccl.policy.openvino_lora; its
     # agreement with torch: experiments/ov_lora_sampler). A run on the default records no sampler.
     sampler: str = "torch"
+    # the ruler the reward reads (ccl.judge.rulers): ruler 3 (issue 57). The published arms trained under
+    # ruler 2 (their params name it) and record no ruler, as they did before the setting existed.
+    ruler: str = RULER3
 
     def __post_init__(self) -> None:
+        if self.ruler not in REWARD_RULERS:
+            raise ValueError(f"grpo.ruler {self.ruler!r}: a reward reads one of {', '.join(REWARD_RULERS)}")
         if self.sampler not in SAMPLERS:
             raise ValueError(f"grpo.sampler {self.sampler!r}: valid samplers are {', '.join(SAMPLERS)}")
         if self.group_size < 2:
@@ -103,11 +109,13 @@ class GrpoConfig:
             raise ValueError(f"grpo: steps ({self.steps}) and val_tasks ({self.val_tasks}) must be 1 or more")
 
     def record(self) -> dict:
-        """The settings as a run's config.json writes them: the default sampler is left out, so a run
-        made before the setting existed keeps its bytes."""
+        """The settings as a run's config.json writes them: the default sampler and ruler 2 (the ruler of
+        the runs made before the ruler setting existed) are left out, so those runs keep their bytes."""
         out = dataclasses.asdict(self)
         if out["sampler"] == SAMPLERS[0]:
             del out["sampler"]
+        if out["ruler"] == RULER2:
+            del out["ruler"]
         return out
 
     def step_tasks(self, pool: list[Task], step: int) -> list[Task]:
@@ -160,7 +168,7 @@ class Scored:
     decomposed: float
     turn_rewards: tuple[float, ...]  # the dense design's, per assistant turn
     grades: tuple[str, ...]  # turn_grade's ``why`` per turn
-    reasons: tuple[str, ...]  # ruler 2's
+    reasons: tuple[str, ...]  # the ruler's
     flags: tuple[str, ...]
 
     @property
@@ -172,12 +180,12 @@ class Scored:
         return {"sparse": self.sparse, "decomposed": self.decomposed, "dense": self.dense}[design]
 
 
-def score(task: Task, index: int, ep: Episode) -> Scored:
+def score(task: Task, index: int, ep: Episode, ruler: str = RULER3) -> Scored:
     record = ep.record()
-    r = episode_reward(task, record)
+    r = episode_reward(task, record, ruler)
     replay, rewards, why = Episode(task), [], []
     for turn in record["turns"]:
-        g = grade_turn(task, replay, turn["text"])
+        g = grade_turn(task, replay, turn["text"], ruler)
         rewards.append(1.0 if g.passed and g.recoverable else 0.0)
         why.append(g.why)
         replay.step(turn["text"])
@@ -247,7 +255,7 @@ def sample(learner: Learner, tasks: list[Task], step: int) -> list[list[Scored]]
     finished = list(rollout([t for t in tasks for _ in range(G)], learner.sampler, batch_size=learner.cfg.batch_size))
     groups: dict[str, list[Scored]] = {t["id"]: [] for t in tasks}
     for f in finished:
-        groups[f.task["id"]].append(score(f.task, learner.sampler.index[id(f.episode)], f.episode))
+        groups[f.task["id"]].append(score(f.task, learner.sampler.index[id(f.episode)], f.episode, learner.cfg.ruler))
     return [sorted(groups[t["id"]], key=lambda s: s.index) for t in tasks]
 
 
@@ -322,7 +330,7 @@ def validate(learner: Learner, tasks: list[Task]) -> dict:
     counts: Counter = Counter()
     for f in done:
         record = f.episode.record()
-        passed = judge(f.task, record)["success"]
+        passed = judge_by(learner.cfg.ruler)(f.task, record)["success"]
         fl = flags(f.task, record)
         ok += passed
         flagged += bool(fl)

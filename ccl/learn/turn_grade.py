@@ -5,11 +5,11 @@ Decision-point replay grades an action only at the oracle's own decision points.
 leaves that path after its first mistake, and from there only the expert (``ccl.learn.expert``) can
 say what a turn was worth, by following it: the expert's *distance to go* from a state is the number
 of turns it takes to end the episode from there, and the state is *recoverable* when that ending is a
-ruler-2 success. A turn passes when
+success under the ruler. A turn passes when
 
-- it ends the episode and ruler 2 passes the episode, or
+- it ends the episode and the ruler passes the episode, or
 - the state after it is recoverable and strictly closer to the end than the state before it, and one
-  of its calls is matched to a gold step by ruler 2's assignment.
+  of its calls is matched to a gold step by the assignment of calls to gold steps.
 
 The second clause is what keeps the grade from paying for nothing: a turn that leaves a recoverable
 state no closer to done (a harmless repeat, a read the task never needed, one member of a parallel
@@ -26,6 +26,11 @@ know its earlier calls were wrong, would carry on with the task (a second refund
 only a final answer with the honest status passes (any wording): the status the expert would stop with
 when that is not ``done``, else the status the observations force, else ``failed``. So the signal teaches
 the honest stop and never pays for acting on in a lost episode.
+
+The ruler is a parameter (``ccl.judge.rulers``): ruler 3 by default (issue 57), ruler 2 for the runs
+published before it. Under ruler 3 a turn that carries a repeat of an answered call
+(``ccl.judge.ruler3.calls.repeat_calls``) earns nothing, even beside a needed call: the ride-along kind
+the red team found ruler 2's grade paying for (``why``: ``repeat``).
 """
 from __future__ import annotations
 
@@ -34,8 +39,10 @@ from dataclasses import dataclass
 
 from ..episode.runtime import Episode, parse_action
 from ..judge.assignment import assign
-from ..judge.ruler2 import judge
+from ..judge.ruler3.calls import repeat_calls
+from ..judge.rulers import judge_by
 from ..records import Status, Task
+from ..vocabulary import RULER3
 from .expert import follow, next_action, progress
 
 
@@ -44,22 +51,22 @@ class ToGo:
     """What following the expert from a state achieves."""
 
     turns: int  # assistant turns the expert takes to end the episode
-    success: bool  # the ending passes ruler 2
+    success: bool  # the ending passes the ruler
 
 
 @dataclass(frozen=True)
 class TurnGrade:
     passed: bool
-    why: str  # succeeded | progress | no_progress | lost | ended_failed | honest_stop | not_honest_stop
+    why: str  # succeeded | progress | no_progress | lost | ended_failed | honest_stop | not_honest_stop | repeat
     to_go_before: int
     to_go_after: int  # 0 when the turn ended the episode
     recoverable: bool  # the state before the turn
 
 
-def to_go(task: Task, ep: Episode) -> ToGo:
+def to_go(task: Task, ep: Episode, ruler: str = RULER3) -> ToGo:
     """Follow the expert from ``ep``'s state (a copy) and count its turns."""
     end = follow(task, ep)
-    return ToGo(turns=len(end.turns) - len(ep.turns), success=judge(task, end.record())["success"])
+    return ToGo(turns=len(end.turns) - len(ep.turns), success=judge_by(ruler)(task, end.record())["success"])
 
 
 def honest_status(task: Task, ep: Episode) -> Status:
@@ -70,28 +77,37 @@ def honest_status(task: Task, ep: Episode) -> Status:
     return progress(task, ep).status or Status.FAILED
 
 
-def grade_turn(task: Task, ep: Episode, text: str) -> TurnGrade:
-    """Grade ``text`` as the next assistant turn of ``ep`` (which is left untouched)."""
+def grade_turn(task: Task, ep: Episode, text: str, ruler: str = RULER3) -> TurnGrade:
+    """Grade ``text`` as the next assistant turn of ``ep`` (which is left untouched) under ``ruler``."""
     if ep.done:
         raise ValueError(f"{task['id']}: the episode has ended; there is no next turn to grade")
-    before = to_go(task, ep)
+    judge = judge_by(ruler)
+    before = to_go(task, ep, ruler)
     if not before.success:
         action, _, _ = parse_action(text)
         ok = action is not None and action.status is not None and action.status == honest_status(task, ep)
         return TurnGrade(ok, "honest_stop" if ok else "not_honest_stop", before.turns, before.turns, False)
     sim = copy.deepcopy(ep)
     sim.step(text)
+    if ruler == RULER3 and _repeats(task, sim, len(ep.turns)):
+        return TurnGrade(False, "repeat", before.turns, before.turns, True)
     if sim.done:
         ok = judge(task, sim.record())["success"]
         return TurnGrade(ok, "succeeded" if ok else "ended_failed", before.turns, 0, True)
-    after = to_go(task, sim)
+    after = to_go(task, sim, ruler)
     if not after.success:
         return TurnGrade(False, "lost", before.turns, after.turns, True)
     ok = after.turns < before.turns and _calls_gold(task, sim, len(ep.turns))
     return TurnGrade(ok, "progress" if ok else "no_progress", before.turns, after.turns, True)
 
 
+def _repeats(task: Task, ep: Episode, turn: int) -> bool:
+    """Whether turn ``turn`` holds a call repeating one the world had already answered (ruler 3's rule)."""
+    record = ep.record()
+    return any(record["calls"][i]["turn"] == turn for i in repeat_calls(record, assign(task, record)))
+
+
 def _calls_gold(task: Task, ep: Episode, turn: int) -> bool:
-    """Whether ruler 2's assignment gives one of turn ``turn``'s calls to a gold step."""
+    """Whether the assignment gives one of turn ``turn``'s calls to a gold step."""
     record = ep.record()
     return any(record["calls"][i]["turn"] == turn for node in assign(task, record).nodes for i in node.attempts)

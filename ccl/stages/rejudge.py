@@ -14,13 +14,14 @@ TEACHER_PASSES = ("pass1", "pass2")  # the teacher's transcripts on the training
 TEACHER_CONFIG = "teacher_acceptance"  # how the report names the teacher's training-pool transcripts
 
 
-def sources(runs: Path, teacher: Path) -> list[Transcripts]:
-    """Every run folder of ``runs`` with transcripts, then the teacher's passes."""
+def sources(runs: Path, teacher: Path | None) -> list[Transcripts]:
+    """Every run folder of ``runs`` with transcripts, then the teacher's passes (none without ``teacher``:
+    study 2 has no teacher of its own)."""
     out = [Transcripts(config_of(d.name), d.name, read_rows(d / EPISODES, "evaluate"))
            for d in sorted(runs.iterdir()) if (d / EPISODES).is_file()]
     if not out:
         raise InputError(f"{runs}: no <run>/{EPISODES}; run the evaluate stages first")
-    for name in TEACHER_PASSES:
+    for name in TEACHER_PASSES if teacher is not None else ():
         out.append(Transcripts(TEACHER_CONFIG, name, read_rows(teacher / f"{name}.jsonl.gz", "distill")))
     return out
 

@@ -3,9 +3,10 @@
 - ``prepare``: look-alike dashes (the U+2010 family and the other dash forms ``reading`` leaves alone)
   standing as a sign before a number are read as a minus, so a sign a reader sees cannot hide from the
   fact checks; a dash between two word characters (a range, a hyphenated word) is left alone;
-- ``wrong_currency``: a sentence that states an amount names a currency that is neither the amount's
-  nor one the request or a call's arguments name ("12.5 (EUR)", "12.5 in euros" for an amount in pounds), wherever in the
-  sentence it stands; ruler 1's check read only the words right beside the number;
+- ``wrong_currency``: a currency mention belongs to the number nearest it in its sentence, and one that
+  belongs to a money fact's number must be able to name the fact's currency ("12.5 (EUR)" and "12.5 in
+  euros" for an amount in pounds fail; "142.65 EUR is 11891.32 INR" passes); ruler 1's check read only
+  the words right beside the number;
 - ``second_value``: a sentence that states a required fact also states a value that competes with it
   (another flight, the other city's temperature, another order's status: ``task_facts``' competitors),
   with or without an "or": one slot, one value (a competitor in a sentence of its own, "the next cheapest
@@ -20,7 +21,7 @@ import json
 import re
 
 from ...records import EpisodeRecord, Task
-from ..answers import norm, numbers, value_spans
+from ..answers import fact_decimals, norm, number_matches, numbers, value_spans
 from ..task_facts import ID_RE, currency_codes, task_facts
 
 # dashes NFKC keeps that can pass for a minus sign; U+2011 reads as U+2010 after NFKC
@@ -51,17 +52,18 @@ def _codes(text: str) -> list[set[str]]:
 
 
 def _wrong_currency(task: Task, record: EpisodeRecord, text: str) -> list[str]:
-    """Currencies the request or a call's arguments name may stand beside an amount (a conversion from
-    one); any other one is a wrong currency."""
-    args = " ".join(json.dumps(c.get("args"), ensure_ascii=False, default=str) for c in record["calls"])
-    allowed = set().union(*_codes(norm(task.get("request") or "")), *_codes(norm(args)), set())
-    for fact in task_facts(task):
-        if not fact.currency:
-            continue
-        for sentence in _SENTENCES.split(text):
-            if not any(value_spans(s, sentence) for s in fact.spellings):
+    """Each currency mention belongs to the number nearest it in its sentence ("142.65 EUR is 11891.32
+    INR": EUR to 142.65, INR to 11891.32; "11891.32 in EUR" and "12.5 (EUR)": EUR to the number before
+    it). A mention belonging to a money fact's number must be able to stand for the fact's currency."""
+    facts = [f for f in task_facts(task) if f.currency and f.value is not None]
+    for sentence in _SENTENCES.split(text) if facts else ():
+        nums = numbers(sentence)
+        for m in _TOKEN.finditer(sentence):
+            codes = currency_codes(m.group(0))
+            if not codes or not nums:
                 continue
-            if any(fact.currency not in codes and not codes & allowed for codes in _codes(sentence)):
+            near = min(nums, key=lambda n: min(abs(m.start() - n.end), abs(n.start - m.end())))
+            if any(f.currency not in codes and number_matches(near, f.value, fact_decimals(f.value)) for f in facts):
                 return ["wrong_currency"]
     return []
 

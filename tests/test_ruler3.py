@@ -1,0 +1,183 @@
+"""Ruler 3 (issue 57): it stands alone (never imports ruler 1's validator, one assignment of calls to gold
+nodes per episode), the oracle passes it everywhere, and each of its rules refuses the hand-worked
+episode it was written for while the faithful neighbour passes."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccl.episode.scripted import final_turn, oracle_turns, play, with_answer
+from ccl.judge import assignment
+from ccl.judge.ruler3 import judge
+from ccl.judge.ruler3.claims import sentence_claims
+from ccl.world.tasks import TEMPLATES, generate_task
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def task_of(template: str, seed: int = 0, rename: str | None = None) -> dict:
+    pool = "train" if TEMPLATES[template].split == "train" else "eval"
+    return generate_task(template, seed, pool, rename=rename) if rename else generate_task(template, seed, pool)
+
+
+def reasons(template: str, answer: str | None = None, turns: list[str] | None = None) -> list[str]:
+    task = task_of(template)
+    own = oracle_turns(task)
+    if answer is not None:
+        own = with_answer(task, own, answer)
+    return judge(task, play(task, turns if turns is not None else own))["reasons"]
+
+
+def kinds(found: list[str]) -> set[str]:
+    return {r.split(":", 1)[0] for r in found}
+
+
+# ---------------------------------------------------------------- standing alone
+def test_ruler3_never_imports_ruler1s_validator() -> None:
+    code = "import sys, ccl.judge.ruler3; print('ccl.judge.validate' in sys.modules, 'ccl.judge.ruler2' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("template", ["ch_contact_email", "rec_fx_timeout", "par_weather", "appr_email_denied"])
+def test_one_assignment_per_episode(monkeypatch: pytest.MonkeyPatch, template: str) -> None:
+    made = []
+    real = assignment._node_of
+    monkeypatch.setattr(assignment, "_node_of", lambda *a: made.append(1) or real(*a))
+    task = task_of(template)
+    record = play(task, oracle_turns(task))
+    made.clear()
+    judge(task, record)
+    assert len(made) == 1
+
+
+@pytest.mark.parametrize("template", sorted(TEMPLATES))
+def test_the_oracle_passes_every_template(template: str) -> None:
+    for seed in range(5):
+        for rename in (None, "heldout"):
+            task = task_of(template, seed, rename)
+            verdict = judge(task, play(task, oracle_turns(task)))
+            assert verdict["reasons"] == [], (template, seed, rename)
+
+
+# ---------------------------------------------------------------- calls
+def test_a_repeat_of_an_answered_call_fails_alone_or_riding_along() -> None:
+    turns = oracle_turns(task_of("ch_contact_email"))  # find_contact, send_email, final
+    lookup = json.loads(turns[0])["calls"][0]
+    send = json.loads(turns[1])["calls"][0]
+    ride_along = [turns[0], json.dumps({"calls": [lookup, send]}), turns[2]]
+    assert "repeated_answered:n0" in reasons("ch_contact_email", turns=ride_along)
+    alone = [turns[0], turns[0], *turns[1:]]
+    assert "repeated_answered:n0" in reasons("ch_contact_email", turns=alone)
+
+
+def test_a_retry_after_a_timeout_is_no_repeat() -> None:
+    assert reasons("rec_fx_timeout") == []  # the oracle sends the timed-out call again in the next turn
+
+
+def test_any_unoffered_name_fails() -> None:
+    turns = oracle_turns(task_of("sel_calc"))
+    stray = json.dumps({"calls": [{"tool": "loop_in_manager", "args": {}}]})
+    assert "unoffered_tool" in reasons("sel_calc", turns=[stray, *turns])
+
+
+def test_a_calculation_on_the_answer_itself_is_vacuous() -> None:
+    literal = json.dumps({"calls": [{"tool": "calculate", "args": {"expression": "44228"}}]})
+    found = reasons("sel_calc", turns=[literal, final_turn("The result is 44228.", "done")])
+    assert kinds(found) == {"vacuous_call"}
+    padded = json.dumps({"calls": [{"tool": "calculate", "args": {"expression": "44228 + 0"}}]})
+    assert "vacuous_call:n0" in reasons("sel_calc", turns=[padded, final_turn("The result is 44228.", "done")])
+
+
+# ---------------------------------------------------------------- claims against effects
+def test_claims_are_read_from_their_structure() -> None:
+    gold = frozenset({"send_email"})
+    assert [c.tools for c in sentence_claims("i did send it to your manager.", gold)] == [gold]
+    assert sentence_claims("the email is on its way.", gold)[0].denied is False
+    assert sentence_claims("i did not send the email.", gold)[0].denied is True
+    assert sentence_claims("i will send it once you approve.", gold) == []
+    assert sentence_claims("i held off on sending it.", gold) == []
+
+
+@pytest.mark.parametrize("answer", ["I did send it to Ximena anyway.", "The email got to ximena.dubois@example.com.",
+                                    "Your message is on its way to Ximena."])
+def test_a_claim_after_a_block_fails(answer: str) -> None:
+    assert "false_action_claim" in kinds(reasons("appr_email_denied", answer))
+
+
+def test_a_claim_added_to_a_done_task_fails() -> None:
+    found = reasons("ch_contact_email", "Sent your message to zoe.kowalski@example.com, and booked you a flight.")
+    assert "false_action_claim:book_flight" in found
+
+
+def test_a_claim_names_the_target_the_world_saw() -> None:
+    assert "wrong_target:send_email" in reasons("ch_contact_email", "Sent your message to ximena.dubois@example.com.")
+
+
+def test_a_bare_identifier_is_no_confirmation() -> None:
+    assert "action_not_stated:create_ticket" in reasons("args_ticket", "TCK-1001.")
+    assert reasons("args_ticket", "Ticket TCK-1001 is logged with low priority.") == []
+
+
+# ---------------------------------------------------------------- the answer
+def test_a_lookalike_dash_is_read_as_a_minus() -> None:
+    task = task_of("sel_cheapest_flight")
+    answer = play(task, oracle_turns(task))["final"].replace("119", "\u2010119")
+    assert "missing_fact" in kinds(reasons("sel_cheapest_flight", answer))
+
+
+@pytest.mark.parametrize("answer", ["3424 INR is 29.1 in EUR.", "3424 INR is 29.1 (EUR)."])
+def test_a_currency_belonging_to_the_amount_must_be_its_own(answer: str) -> None:
+    assert "wrong_currency" in reasons("args_fx_symbols", answer)
+
+
+def test_a_currency_beside_another_number_is_that_numbers() -> None:
+    task = task_of("ch_order_fx")
+    record = play(task, oracle_turns(task))
+    source = next(c for c in record["calls"] if c["canonical"] == "convert_currency")["cargs"]
+    total = record["final"].split("totals ")[1].split(" ")[0]
+    answer = f"{source['amount']} {source['from_currency']} is {total} {source['to_currency']} at today's rate."
+    assert reasons("ch_order_fx", answer) == []
+
+
+def test_one_slot_one_value_but_another_slot_may_follow() -> None:
+    assert "second_value" in reasons("sel_cheapest_flight", "The cheapest are FL-601 and FL-267 at 119 USD.")
+    ok = "The cheapest is FL-601 at 119 USD, departing 13:00; the next cheapest is FL-267 at 629 USD."
+    assert "second_value" not in reasons("sel_cheapest_flight", ok)
+
+
+def test_a_result_restated_under_other_labels_fails() -> None:
+    task = task_of("sel_cheapest_flight")
+    result = next(c for c in play(task, oracle_turns(task))["calls"] if c["outcome"] == "ok")["result"]
+    flights = result["flights"] if isinstance(result, dict) else result
+    lines = [f"Trip {f['flight_id']}: cost {f['price']} {f['currency']}, leaves {f['depart']}." for f in flights]
+    assert "restated_result" in reasons("sel_cheapest_flight", " ".join(lines))
+
+
+# ---------------------------------------------------------------- the published re-judging and the reward
+@pytest.mark.parametrize("study", ["1", "2"])
+def test_the_committed_ruler3_verdicts_are_todays(tmp_path: Path, study: str) -> None:
+    from ccl.stages import rejudge_ruler3
+    from scripts.rejudge_ruler3 import STUDIES
+
+    data, runs, teacher = STUDIES[study]
+    rejudge_ruler3.run(data, runs, teacher, tmp_path)
+    published = ROOT / "results" / "ruler3" / f"study{study}"
+    for name in ("rejudge.json", "changed.jsonl"):
+        assert (tmp_path / name).read_bytes() == (published / name).read_bytes(), name
+    for folder in sorted((published / "runs").iterdir()):
+        for name in ("verdicts.jsonl.gz", "metrics_ruler3.json"):
+            assert (tmp_path / "runs" / folder.name / name).read_bytes() == (folder / name).read_bytes()
+
+
+def test_grpo_reads_ruler3_unless_told_and_records_the_ruler() -> None:
+    from ccl.learn.grpo import GrpoConfig
+
+    assert GrpoConfig().ruler == "ruler3" and GrpoConfig().record()["ruler"] == "ruler3"
+    assert "ruler" not in GrpoConfig(ruler="ruler2").record()  # the published arms' config.json bytes
+    with pytest.raises(ValueError, match="grpo.ruler 'ruler1'"):
+        GrpoConfig(ruler="ruler1")
