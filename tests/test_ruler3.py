@@ -144,6 +144,13 @@ def test_a_currency_beside_another_number_is_that_numbers() -> None:
     assert reasons("ch_order_fx", answer) == []
 
 
+def test_a_currency_label_before_a_number_written_with_its_own() -> None:
+    task = task_of("sel_fx")
+    rate = play(task, oracle_turns(task))["calls"][0]["result"]
+    assert reasons("sel_fx", f"{rate['base']}: {rate['rate']} {rate['quote']}.") == []  # GRPO's terse form
+    assert "wrong_currency" in reasons("sel_fx", f"1 {rate['quote']} = {rate['rate']} {rate['base']}.")
+
+
 def test_one_slot_one_value_but_another_slot_may_follow() -> None:
     assert "second_value" in reasons("sel_cheapest_flight", "The cheapest are FL-601 and FL-267 at 119 USD.")
     ok = "The cheapest is FL-601 at 119 USD, departing 13:00; the next cheapest is FL-267 at 629 USD."

@@ -98,6 +98,19 @@ def _same_currency(s: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Vocabulary:
+    """What a ruler accepts beyond ruler 2's closed lists: words explained like function words, and
+    neutral sentences (closed patterns, checked before the doubt words are). Ruler 2's is empty; ruler 3
+    passes its own (``ccl.judge.ruler3.lexicon``)."""
+
+    words: frozenset[str] = frozenset()
+    neutral: tuple[re.Pattern, ...] = ()
+
+
+RULER2_VOCABULARY = Vocabulary()
+
+
+@dataclass(frozen=True)
 class Value:
     kind: str  # email, date, offset, phone, id, time, number, status, condition, code_word
     text: str
@@ -105,8 +118,9 @@ class Value:
     end: int
 
 
-def answer_reasons(task: Task, record: EpisodeRecord) -> list[str]:
-    """Ruler 2's reasons against the final answer (empty: every statement accounted for)."""
+def answer_reasons(task: Task, record: EpisodeRecord, vocab: Vocabulary = RULER2_VOCABULARY) -> list[str]:
+    """Ruler 2's reasons against the final answer (empty: every statement accounted for), with ``vocab``
+    added to its lists."""
     final = record.get("final")
     if not isinstance(final, str):
         return []
@@ -118,8 +132,8 @@ def answer_reasons(task: Task, record: EpisodeRecord) -> list[str]:
     if "lookalike" in reading.undone:
         reasons.append("disguised_letters")
     text = _expand(norm(canonical(reading.text, task.get("request") or "")))
-    kept = [_strip_neutral(s) for s in _SENTENCE_RE.split(text)]
-    judged = [_judge_sentence(s, task, record, src) for s in kept]
+    kept = [_strip_neutral(s, vocab) for s in _SENTENCE_RE.split(text)]
+    judged = [_judge_sentence(s, task, record, src, vocab) for s in kept]
     for j in judged:
         reasons += j.reasons
     reasons += slot_reasons("\n".join(kept), task, record, [v for j in judged for v in j.values])
@@ -142,25 +156,27 @@ def _expand(text: str) -> str:
     return re.sub(r"n't\b", " not", text)
 
 
-def _neutral(part: str) -> bool:
+def _neutral(part: str, vocab: Vocabulary = RULER2_VOCABULARY) -> bool:
     """Courtesy or advice that claims nothing: one of the neutral patterns, with no value (no digit, no
     word of the world's vocabularies) and no negation, hedge or retraction beyond the pattern's own."""
     part = part.strip().rstrip(".!")
     if re.search(r"\d|@", part) or any(p.search(part) for p in _VOCAB_RE.values()):
         return False
+    if any(p.fullmatch(part) for p in vocab.neutral):
+        return True
     if set(WORD_RE.findall(part)) & (UNEXPLAINABLE - {"might", "may", "if"}):
         return False
     return any(p.fullmatch(part) for p in NEUTRAL_SENTENCES)
 
 
-def _strip_neutral(sentence: str) -> str:
+def _strip_neutral(sentence: str, vocab: Vocabulary = RULER2_VOCABULARY) -> str:
     """The sentence without courtesy or advice: whole, or as clauses (split at commas and spaced
     dashes) before or after what it says. A loop over the clauses, not a recursion, so that any
     number of them costs one pass."""
     parts = re.split(r",\s+|\s+-\s+", sentence.strip())
-    while parts and _neutral(parts[0]):
+    while parts and _neutral(parts[0], vocab):
         parts.pop(0)
-    while parts and _neutral(parts[-1]):
+    while parts and _neutral(parts[-1], vocab):
         parts.pop()
     return ", ".join(parts)
 
@@ -176,7 +192,8 @@ class Judged:
     values: tuple[tuple[str, str], ...]  # (kind, text) of its values, in order
 
 
-def _judge_sentence(s: str, task: Task, record: EpisodeRecord, src: Sources) -> Judged:
+def _judge_sentence(s: str, task: Task, record: EpisodeRecord, src: Sources,
+                    vocab: Vocabulary = RULER2_VOCABULARY) -> Judged:
     if not s:
         return Judged([], False, False, True, "", ())
     reasons: list[str] = []
@@ -202,7 +219,7 @@ def _judge_sentence(s: str, task: Task, record: EpisodeRecord, src: Sources) -> 
     reasons += outcome
     for frame in FRAMES:
         blanked = blanked.replace(frame, " " * len(frame))
-    reasons += [f"unexplained_word:{w}" for w in _unexplained(blanked, src)]
+    reasons += [f"unexplained_word:{w}" for w in _unexplained(blanked, src, vocab)]
     states = blanked != before  # an outcome phrase of the expected status (a denial alone does not say why)
     informative = bool(values or actions or states or outcome or denied) or _carries_episode(s, src)
     said = bool(WORD_RE.search(s)) and not s.rstrip().endswith(":")
@@ -382,21 +399,21 @@ def _actions(s: str, task: Task, record: EpisodeRecord) -> tuple[str, list[str],
     return _blank(s, blanks), list(dict.fromkeys(reasons)), denied
 
 
-def _unexplained(s: str, src: Sources) -> list[str]:
+def _unexplained(s: str, src: Sources, vocab: Vocabulary = RULER2_VOCABULARY) -> list[str]:
     out = []
     for word in WORD_RE.findall(s):
-        if word in UNEXPLAINABLE or not _known(word, src):
+        if word in UNEXPLAINABLE or not _known(word, src, vocab):
             out.append(word)
     return list(dict.fromkeys(out))
 
 
-def _known(word: str, src: Sources) -> bool:
-    if word in FUNCTION_WORDS or word in DOMAIN_WORDS or word in UNIT_WORDS or word in src.words:
+def _known(word: str, src: Sources, vocab: Vocabulary = RULER2_VOCABULARY) -> bool:
+    if word in vocab.words or word in FUNCTION_WORDS or word in DOMAIN_WORDS or word in UNIT_WORDS or word in src.words:
         return True
     if "'" in word:  # possessives and contractions: ximena's, that's
-        return _known(word.split("'")[0], src) and word.split("'")[1] in ("s", "re", "ve", "ll", "d", "m")
+        return _known(word.split("'")[0], src, vocab) and word.split("'")[1] in ("s", "re", "ve", "ll", "d", "m")
     if "-" in word:
-        return all(_known(p, src) for p in word.split("-") if p)
+        return all(_known(p, src, vocab) for p in word.split("-") if p)
     if word.endswith("s") and len(word) > 3 and (word[:-1] in src.words or word[:-1] in DOMAIN_WORDS):
         return True  # a plural of a known noun: "keyboards", "units"
     return False

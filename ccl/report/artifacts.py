@@ -51,6 +51,10 @@ BFCL_LEADERBOARD = "configs/bfcl_leaderboard.yaml"  # published numbers, copied 
 # log by `python -m scripts.stage_times LOG --json`; the last is the run every number comes from
 RUN_ATTEMPTS = ("experiments/cpu_rerun_attempt_1/stage_times.json", "experiments/cpu_rerun_attempt_2/stage_times.json")
 RUN_TIMES = RUN_ATTEMPTS[-1]
+# ruler 3 (issue 57) beside rulers 1 and 2 on every published transcript; changed.jsonl beside it lists each
+# episode rulers 2 and 3 judge differently (named in the notes, not read)
+RULER3_REJUDGE = "results/ruler3/study1/rejudge.json"
+RULER3_CHANGED = "results/ruler3/study1/changed.jsonl"
 # what the report says where results/summary.json was written before the primary contrasts existed
 SUMMARY_WITHOUT_PRIMARY = f"`{SUMMARY}` predates the primary contrasts; rerun the `analyze` stage."
 # ... and before the judge stages wrote ruler 2's verdicts beside ruler 1's (ccl/judge/ruler2.py)
@@ -74,6 +78,7 @@ PRODUCERS: dict[str, tuple[str, str]] = {
     REPEAT_AUDIT: ("ruler-2 successes that repeat an answered call", "repeat_audit"),
     BFCL_SUMMARY: ("every configuration on BFCL, checked by BFCL's checker", "bfcl_score"),
     BFCL_LEADERBOARD: ("published BFCL numbers with their source", "a hand copy from the BFCL leaderboard's data files"),
+    RULER3_REJUDGE: ("every published transcript judged by rulers 1, 2 and 3", "rejudge_ruler3"),
     **{p: ("a timed attempt of the study's run, stage by stage",
            f"python -m scripts.stage_times {p.rsplit('/', 1)[0]}/repro.log.gz --json {p}") for p in RUN_ATTEMPTS},
 }
@@ -127,12 +132,17 @@ def _read(path: Path, stage: str, shape: type[Shape] | None = None) -> Any:
     return read_record(path, stage)
 
 
+def load_one(root: Path, rel: str, stage: str, what: str = "") -> Any:
+    """The artifact ``rel`` under ``root``, parsed, or ``Missing`` naming it and ``stage`` when it is absent."""
+    p = Path(root) / rel
+    return _read(p, stage) if p.exists() else Missing(rel, stage, what)
+
+
 def load_artifacts(root: Path) -> Artifacts:
     root = Path(root)
     art = Artifacts(root=root)
     for rel, (what, stage) in PRODUCERS.items():
-        p = root / rel
-        art.files[rel] = _read(p, stage) if p.exists() else Missing(rel, stage, what)
+        art.files[rel] = load_one(root, rel, stage, what)
     for summary in sorted((root / TRAIN_RUNS).glob("*/summary.json")):
         name, record = summary.parent.name, _read(summary, "train")
         log = summary.parent / "train_log.jsonl"
@@ -166,3 +176,6 @@ STUDY2_POOL_AUDIT = "data/study2/pool_audit.json"
 STUDY2_DEVIATIONS = "study2/deviations.yaml"  # the run's deviations from the pre-registration, one sentence each
 STUDY2_RUNS = "study2/runs"  # each adapter's summary.json; GRPO's step logs and samples
 STUDY2_DAGGER = "data/study2/dagger"  # each DAgger iteration's stats.json
+STUDY2_RULER3 = "results/ruler3/study2/rejudge.json"  # its transcripts judged by rulers 1, 2 and 3 (issue 57)
+STUDY2_RULER3_CHANGED = "results/ruler3/study2/changed.jsonl"
+STUDY2_RULER3_STAGE = "study2/dvc.yaml:rejudge_ruler3"  # the stage that writes both

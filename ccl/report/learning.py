@@ -23,6 +23,7 @@ from .artifacts import (
 )
 from .external import external_tables
 from .families import p_relation
+from .ruler3 import study1_ruler3_table
 from .run_time import run_time_table
 from .tables import Table, all_tables, composition, missing_table, summary_table
 
@@ -209,9 +210,10 @@ def learning_tables(art: Artifacts) -> list[Table]:
 
 
 def every_table(art: Artifacts) -> dict[str, Table]:
-    """The study's tables (``tables.all_tables``), the learning arms', the external benchmark's and the run's
-    time, by marker name."""
-    return all_tables(art) | {t.name: t for t in [*learning_tables(art), *external_tables(art), run_time_table(art)]}
+    """The study's tables (``tables.all_tables``), ruler 3's beside rulers 1 and 2, the learning arms', the external
+    benchmark's and the run's time, by marker name."""
+    return all_tables(art) | {t.name: t for t in [study1_ruler3_table(art), *learning_tables(art),
+                                                  *external_tables(art), run_time_table(art)]}
 
 
 def learning_facts(art: Artifacts) -> dict[str, Any]:

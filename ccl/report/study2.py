@@ -24,8 +24,10 @@ from ..vocabulary import C, C_DAGGER, C_GRPO_DENSE, C_GRPO_SPARSE, RULER2, STUDY
 from . import artifacts as A
 from .page import html_page
 from .promises import conclusion_problems, stage_time_problems
-from .render import TEMPLATES, blocks, markdown_to_html, with_block
+from .render import TEMPLATES, blocks, markdown_table, markdown_to_html, with_block
+from .ruler3 import ruler3_table
 from .run_time import budget_sentence, exceeds, minutes, time_rows
+from .tables import check_table
 
 # the artifacts the page reads, relative to the root (ccl/report/artifacts.py names them)
 PREREG, SUMMARY, POWER, TIMES = A.STUDY2_PREREG, A.STUDY2_SUMMARY, A.STUDY2_POWER, A.STUDY2_TIMES
@@ -197,6 +199,15 @@ def task_family_table(summary: dict) -> str:
     return md_table(["configuration", "task family", "tasks", "ruler-2 successes"], rows) if rows else "n/a"
 
 
+def three_rulers_table(root: Path) -> str:
+    """The three rulers side by side (``ccl.report.ruler3``), or the sentence naming the missing record."""
+    record = A.load_one(root, A.STUDY2_RULER3, A.STUDY2_RULER3_STAGE,
+                        "study 2's transcripts judged by rulers 1, 2 and 3")
+    t = ruler3_table(record, study=2)
+    check_table(t)
+    return markdown_table(t).rstrip("\n")
+
+
 def dagger_table(root: Path) -> str:
     keys = ["tasks", "beta", "states", "states_off_expert_path", "unrecoverable", "student_passes", "rows",
             "train_rows", "episodes_ruler2_success"]
@@ -282,6 +293,7 @@ def facts(root: Path, summary: dict, times: dict, power: dict) -> dict:
             "family_labels": {f["role"]: f["label"] for f in summary["families"].values()},
             "tables": {**tables, "success": success_table(summary), "adapters": adapters_table(root),
                        "curve": curve_table(power), "task_families": task_family_table(summary),
+                       "ruler3": three_rulers_table(root),
                        "dagger": dagger_table(root), "grpo_monitors": monitors, "grpo_samples": samples},
             "oracle": oracle_sentence(summary["oracle"]), "times": times_text(times),
             "deviations": deviations(root), "configs": sorted(summary["configs"]),

@@ -3,10 +3,10 @@
 - ``prepare``: look-alike dashes (the U+2010 family and the other dash forms ``reading`` leaves alone)
   standing as a sign before a number are read as a minus, so a sign a reader sees cannot hide from the
   fact checks; a dash between two word characters (a range, a hyphenated word) is left alone;
-- ``wrong_currency``: a currency mention belongs to the number nearest it in its sentence, and one that
-  belongs to a money fact's number must be able to name the fact's currency ("12.5 (EUR)" and "12.5 in
-  euros" for an amount in pounds fail; "142.65 EUR is 11891.32 INR" passes); ruler 1's check read only
-  the words right beside the number;
+- ``wrong_currency``: the currency a money fact's number is written with (the mention right after it,
+  across spaces, a bracket or "in"; else the one right before it) must be able to name the fact's
+  currency ("12.5 (EUR)" and "12.5 in euros" for an amount in pounds fail; "142.65 EUR is 11891.32 INR"
+  and "CAD: 7.3479 SEK" pass); ruler 1's check did not read past the bracket or the "in";
 - ``second_value``: a sentence that states a required fact also states a value that competes with it
   (another flight, the other city's temperature, another order's status: ``task_facts``' competitors),
   with or without an "or": one slot, one value (a competitor in a sentence of its own, "the next cheapest
@@ -22,6 +22,8 @@ import re
 
 from ...records import EpisodeRecord, Task
 from ..answers import fact_decimals, norm, number_matches, numbers, value_spans
+from ..canonical import canonical
+from ..reading import read
 from ..task_facts import ID_RE, currency_codes, task_facts
 
 # dashes NFKC keeps that can pass for a minus sign; U+2011 reads as U+2010 after NFKC
@@ -33,16 +35,49 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 RESTATED_AT = 3  # extra observed values that make an answer a restated result
 
 
+_LEADING_DOT_RE = re.compile(r"(?<![\w.,])\.(?=\d)")
+_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+          "sixteen seventeen eighteen nineteen").split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_SMALL = {w: i for i, w in enumerate(_UNITS)} | {w: 10 * (i + 2) for i, w in enumerate(_TENS)}
+_WORD_NUMBER = "|".join([*_UNITS, *_TENS, "hundred", "thousand", "million"])
+_THOUSANDS_RE = re.compile(rf"\b(?:(?:{_WORD_NUMBER}|and)[\s-]+)*(?:thousand|million)\b(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUMBER})\b)*",
+                           re.IGNORECASE)
+
+
+# a noun compound whose second word is an action word: "not in your address book" is no denied booking
+_ADDRESS_BOOK_RE = re.compile(r"\b(address)\s+(book)\b", re.IGNORECASE)
+
+
 def prepare(final: str) -> str:
-    """The answer with a look-alike dash before a number written as a minus sign."""
-    return _SIGN_RE.sub("-", final)
+    """The answer with a look-alike dash before a number written as a minus sign, a leading-dot decimal
+    (".3584") with its zero, a number in words past a thousand as digits (``reading`` reads words below a
+    thousand) and "address book" hyphenated, so that its "book" is read as no action."""
+    text = _THOUSANDS_RE.sub(_words_value, _LEADING_DOT_RE.sub("0.", _SIGN_RE.sub("-", final)))
+    return _ADDRESS_BOOK_RE.sub(lambda m: m.group(1) + "-" + m.group(2), text)
+
+
+def _words_value(m: re.Match) -> str:
+    """"forty-four thousand two hundred and twenty-eight" -> "44228"; the text unchanged when the words
+    are not one number (a scale word twice in a row, a scale with nothing to scale)."""
+    total = group = 0
+    for word in re.findall(r"[a-z]+", m.group(0).lower()):
+        if word in _SMALL:
+            group += _SMALL[word]
+        elif word == "hundred" and group:
+            group *= 100
+        elif word in ("thousand", "million") and group:
+            total, group = total + group * (1000 if word == "thousand" else 1_000_000), 0
+        elif word != "and":
+            return m.group(0)
+    return str(total + group)
 
 
 def answer_rule_reasons(task: Task, record: EpisodeRecord) -> list[str]:
     final = record.get("final")
     if not isinstance(final, str):
         return []
-    text = norm(final)
+    text = norm(canonical(read(final).text, task.get("request") or ""))  # "respectively" lists re-paired
     return _wrong_currency(task, record, text) + _second_value(task, text) + _restated(task, record, text)
 
 
@@ -51,19 +86,30 @@ def _codes(text: str) -> list[set[str]]:
     return [codes for t in _TOKEN.findall(text) if (codes := currency_codes(t))]
 
 
+_AFTER_GAP = re.compile(r"\s*(?:\(\s*|in\s+)?")  # "29.1 EUR", "29.1 (EUR)", "29.1 in EUR"
+_BEFORE_GAP = re.compile(r"\s*:?\s*")  # "EUR 29.1", "EUR: 29.1", "€29.1"
+
+
+def _currency_of(sentence: str, n: object, mentions: list[tuple[re.Match, set[str]]]) -> set[str] | None:
+    """The currencies the number ``n`` is written with: the mention right after it (across spaces, an
+    opening bracket or "in"), else the one right before it (across spaces or a colon), else None. So in
+    "CAD: 7.3479 SEK" the rate is in SEK, and "CAD" labels it."""
+    after = [codes for m, codes in mentions if m.start() >= n.end and _AFTER_GAP.fullmatch(sentence, n.end, m.start())]
+    before = [codes for m, codes in mentions if m.end() <= n.start and _BEFORE_GAP.fullmatch(sentence, m.end(), n.start)]
+    return after[0] if after else before[-1] if before else None
+
+
 def _wrong_currency(task: Task, record: EpisodeRecord, text: str) -> list[str]:
-    """Each currency mention belongs to the number nearest it in its sentence ("142.65 EUR is 11891.32
-    INR": EUR to 142.65, INR to 11891.32; "11891.32 in EUR" and "12.5 (EUR)": EUR to the number before
-    it). A mention belonging to a money fact's number must be able to stand for the fact's currency."""
+    """A money fact's number written with a currency ("29.1 in EUR", "29.1 (EUR)", "EUR 29.1") must be
+    written with one that can name the fact's currency; a mention written with another number ("142.65
+    EUR is 11891.32 INR") or with none ("the USD to CAD rate is 1.4156") is not the fact's."""
     facts = [f for f in task_facts(task) if f.currency and f.value is not None]
     for sentence in _SENTENCES.split(text) if facts else ():
-        nums = numbers(sentence)
-        for m in _TOKEN.finditer(sentence):
-            codes = currency_codes(m.group(0))
-            if not codes or not nums:
-                continue
-            near = min(nums, key=lambda n: min(abs(m.start() - n.end), abs(n.start - m.end())))
-            if any(f.currency not in codes and number_matches(near, f.value, fact_decimals(f.value)) for f in facts):
+        mentions = [(m, codes) for m in _TOKEN.finditer(sentence) if (codes := currency_codes(m.group(0)))]
+        for n in numbers(sentence) if mentions else ():
+            codes = _currency_of(sentence, n, mentions)
+            if codes is not None and any(f.currency not in codes and number_matches(n, f.value, fact_decimals(f.value))
+                                         for f in facts):
                 return ["wrong_currency"]
     return []
 

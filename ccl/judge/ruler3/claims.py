@@ -60,7 +60,7 @@ _COMPLETION = (r"\bgot\b", r"\bgotten\b", r"\b(?:is|are) (?:now )?(?:all )?yours
                r"\b(?:went|gone|go(?:es)?) (?:through|out)\b", r"\ball set\b", r"\b(?:is|are|was|were) set\b",
                r"\btaken care of\b", r"\bhandled\b", r"\bdone\b", r"\bcompleted?\b", r"\bfinished\b", r"\bsorted\b",
                r"\bin place\b", r"\bconfirmed\b", r"\bsecured\b", r"\barrived\b", r"\blanded\b", r"\bprocessed\b",
-               r"\bexecuted\b", r"\bcarried out\b", r"\bgood to go\b", r"\blocked in\b", r"\bin (?:your|the) "
+               r"\bexecuted\b", r"\bcarried out\b", r"\bworked\b", r"\bgood to go\b", r"\blocked in\b", r"\bin (?:your|the) "
                r"(?:inbox|calendar|queue|system|account)\b", r"\bon (?:your|the) (?:calendar|books)\b", r"\bsuccess\w*\b")
 COMPLETIONS = re.compile("|".join(_COMPLETION))
 # before an action word, within four words and not across punctuation: it is denied, or not yet done

@@ -4,7 +4,8 @@ the red team found them farmable, standing alone.
 One assignment of calls to gold nodes is made per episode (``ccl.judge.assignment.assign``) and read
 by every structural check: ruler 2's table (``ccl.judge.criteria.STRUCTURAL_CHECKS``) and ruler 3's
 call rules (``calls``: repeats of answered calls, unoffered tool names, vacuous calls). The answer is
-judged by ruler 2's accounting of every word (``ccl.judge.statements``, ``structure``,
+judged by ruler 2's accounting of every word with ruler 3's few additions (``ccl.judge.statements``
+with ``lexicon.VOCABULARY``; ``structure``,
 ``audit_checks``), by ruler 1's fact checks that are not word lists, run from ``ccl.judge.fact_checks``
 (ruler 1's validator is never imported: ``tests/test_ruler3.py``), by the claims read against the
 world's effects (``claims``) and by ruler 3's answer rules (``answer``). An answer is first read with
@@ -34,6 +35,7 @@ from ..structure import structure_reasons
 from .answer import answer_rule_reasons, prepare
 from .calls import repeated_answered, unoffered_tool, vacuous_call
 from .claims import claim_reasons
+from .lexicon import VOCABULARY
 
 CallCheck = Callable[[Task, EpisodeRecord, Assignment], list[str]]
 CALL_CHECKS: tuple[tuple[CallCheck, str], ...] = (
@@ -71,7 +73,7 @@ def _answer(task: Task, record: EpisodeRecord) -> list[str]:
     if not isinstance(final, str):
         return []
     return (_fact_checks(task, final) + structure_reasons(final, record) + audit_reasons(task, record)
-            + answer_reasons(task, record) + claim_reasons(task, record) + answer_rule_reasons(task, record))
+            + answer_reasons(task, record, VOCABULARY) + claim_reasons(task, record) + answer_rule_reasons(task, record))
 
 
 def reasons(task: Task, record: EpisodeRecord) -> list[str]:
