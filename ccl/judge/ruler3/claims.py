@@ -55,7 +55,7 @@ OBJECTS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys("units unit stock items item reservation inventory".split(), (_STOCK,)),
 }
 _IRREGULAR = {"send": ("sent",), "buy": ("bought",), "hold": ("held",), "set": ("set",), "put": ("put",),
-              "make": ("made",), "write": ("wrote", "written"), "tell": ("told",), "shred": ("shredded",)}
+              "make": ("made",), "shred": ("shredded",), "submit": ("submitted",), "cc": ("cc'd", "cc-ed")}
 _COMPLETION = (r"\bgot\b", r"\bgotten\b", r"\b(?:is|are) (?:now )?(?:all )?yours\b", r"\bon (?:its|their|the) way\b",
                r"\b(?:went|gone|go(?:es)?) (?:through|out)\b", r"\ball set\b", r"\b(?:is|are|was|were) set\b",
                r"\btaken care of\b", r"\bhandled\b", r"\bdone\b", r"\bcompleted?\b", r"\bfinished\b", r"\bsorted\b",

@@ -81,12 +81,12 @@ def reasons(task: Task, record: EpisodeRecord) -> list[str]:
     problem = malformed(record)
     if problem:
         return [f"malformed_record:{problem}"]
-    if isinstance(record["final"], str):
-        record = {**record, "final": prepare(record["final"])}
     a = assign(task, record)
     structural = [r for check, _ in STRUCTURAL_CHECKS + CALL_CHECKS for r in check(task, record, a)]
     if isinstance(record["final"], str) and len(record["final"]) > MAX_ANSWER_CHARS:
-        return structural + ["overlong_answer"]
+        return structural + ["overlong_answer"]  # measured on the answer as written, before it is prepared
+    if isinstance(record["final"], str):
+        record = {**record, "final": prepare(record["final"])}
     return list(dict.fromkeys(structural + _answer(task, record)))
 
 
