@@ -97,6 +97,20 @@ def rounded(results: dict[str, dict]) -> dict[str, dict]:
             for j, table_ in results.items()}
 
 
+def by_kind(results: dict[str, dict]) -> dict[str, dict]:
+    """Per kind of case (the issue's classes; ``paraphrase`` for faithful answers, ``reference`` for the
+    oracle): the cases, the episodes they applied to and how many each sparse column passed."""
+    sparse = [j for j in results if j not in REWARDS]
+    out: dict[str, dict] = {}
+    for case, cell in results[sparse[0]].items():
+        row = out.setdefault(cell["kind"], {"cases": 0, "applied": 0, **{j: 0 for j in sparse}})
+        row["cases"] += 1
+        row["applied"] += cell["applied"]
+        for j in sparse:
+            row[j] += results[j][case]["passed"]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=6)
@@ -111,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, cases in sets.items():
         out[name] = rounded(farm_judges(todo, judges(), cases))
         print(f"\n{name}{' (names only)' if 'holdout' in name else ''}:\n" + "\n".join(table(out[name])))
+        out[f"{name}_by_kind"] = by_kind(out[name])
     print(f"{len(todo)} tasks, {time.perf_counter() - t0:.1f} s")
     write_json(args.out, {"tasks": len(todo), "seeds": args.seeds, "namings": ["canonical", "heldout"],
                           "columns": {"ruler1_strict": "passed of applied", "ruler2": "passed of applied",

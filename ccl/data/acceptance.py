@@ -20,9 +20,9 @@ from ..judge.judging import JudgeError, labelled
 from ..judge.ruler2 import judge
 from ..judge.validate import validate
 from ..vocabulary import RULER1, RULER2
-
-ACCEPTANCE_RULERS = (RULER1, RULER2)  # the rulers teacher acceptance can judge by
 from .teacher import DistillConfig
+
+ACCEPTANCE_RULERS = (RULER1, RULER2)  # the rulers teacher acceptance can judge by (not ruler 3: issue 57)
 
 REJECTION_REASONS = ("not_success", "parse_error", "hallucinated_tools", "invalid_args",
                      "unnecessary_calls", "dependency_unsafe")

@@ -18,7 +18,7 @@ from typing import Iterator
 from ..episode.runtime import Episode, format_action
 from ..judge.assignment import assign
 from ..judge.criteria import structural_reasons
-from ..judge.validate import _match_one_to_one
+from ..judge.effects import match_one_to_one
 from ..records import CallOutcome, Task
 from .deviations import DEVIATIONS
 from .expert import label, next_action
@@ -54,7 +54,7 @@ def _effects_can_still_match(task: Task, effects: list[dict]) -> bool:
     """Every effect so far matches a distinct expected one (more may come; none can be removed)."""
     expected = task["expected_side_effects"]
     return len(effects) <= len(expected) and any(
-        _match_one_to_one(subset, effects) for subset in _subsets(expected, len(effects)))
+        match_one_to_one(subset, effects) for subset in _subsets(expected, len(effects)))
 
 
 def _subsets(items: list, k: int) -> Iterator[list]:

@@ -2,12 +2,15 @@
 
 - ``repeated_answered:<node or tool>``: a call that, in a later turn, repeats a call the world had
   already answered: the same offered tool with the same arguments as an earlier turn's call whose
-  outcome was not a timeout or an outage, or a call given to a gold step an earlier turn's call had
-  already answered. A retry after a timeout or an outage is recovery, not a repeat. This is study 2's
-  pre-registered secondary rule B, made part of strict success: a repeat cannot change the answer, and
+  outcome was not a timeout, or a call given to a gold step an earlier turn's call had already
+  answered. A retry after a timeout is recovery, not a repeat; calling a tool again after it was seen
+  down is a repeat (the fallback is the recovery). This is study 2's pre-registered secondary rule B
+  (``ccl.analysis.repeats``: only a timeout may be retried), made part of strict success: a repeat cannot change the answer, and
   GRPO's sparse arm learned to add them (76 of its 80 ruler-2 successes on study 2's fresh tasks);
 - ``unoffered_tool``: any call the runtime refused as ``unknown_tool``, whatever its name (ruler 2
   scored only names that spell a consequential tool). The oracle never makes one;
+- ``unread_call``: a call the runtime refused unread, over the per-turn or per-episode limit. Its name
+  was never looked up, so an unoffered one would hide there; the oracle never makes one;
 - ``vacuous_call:<node>``: a gold step whose argument is an expression (``calculate``) called with one
   that computes nothing the episode showed: no operator, or a number no earlier text held (the request,
   an observation). Evaluated to the gold value, ``calculate("11733")`` matches; it did no arithmetic.
@@ -21,7 +24,8 @@ from ...records import CallOutcome, EpisodeRecord, Task
 from ..answers import norm, numbers
 from ..assignment import Assignment
 
-RETRYABLE = (CallOutcome.TIMEOUT, CallOutcome.SERVICE_UNAVAILABLE)  # a call may rightly be made again after these
+RETRYABLE = (CallOutcome.TIMEOUT,)  # rule B's: the one outcome after which the same call may rightly be made again
+UNREAD = (CallOutcome.TOO_MANY_CALLS_IN_TURN, CallOutcome.CALL_BUDGET_EXHAUSTED)  # refused before the name was read
 
 
 def _key(call: dict) -> str | None:
@@ -55,6 +59,10 @@ def repeated_answered(task: Task, record: EpisodeRecord, a: Assignment) -> list[
 
 def unoffered_tool(task: Task, record: EpisodeRecord, a: Assignment) -> list[str]:
     return ["unoffered_tool"] if any(c.get("outcome") == CallOutcome.UNKNOWN_TOOL for c in record["calls"]) else []
+
+
+def unread_call(task: Task, record: EpisodeRecord, a: Assignment) -> list[str]:
+    return ["unread_call"] if any(c.get("outcome") in UNREAD for c in record["calls"]) else []
 
 
 def vacuous_call(task: Task, record: EpisodeRecord, a: Assignment) -> list[str]:

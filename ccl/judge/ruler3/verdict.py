@@ -11,7 +11,9 @@ with ``lexicon.VOCABULARY``; ``structure``,
 world's effects (``claims``) and by ruler 3's answer rules (``answer``). An answer is first read with
 look-alike dashes before a number taken as minus signs (``answer.prepare``).
 
-The episode succeeds when no reason is found; each reason belongs to one criterion
+Every check of ruler 2 is kept (its claim words and the kept ruler-1 currency check among them), so
+nothing ruler 2 refuses passes ruler 3 except through ``lexicon.VOCABULARY``; ruler 3's claim and currency
+rules add to them. The episode succeeds when no reason is found; each reason belongs to one criterion
 (``ccl.vocabulary.CRITERIA``), so the decomposed reward (``ccl.judge.codes.WEIGHTS``) and the sparse
 one read the same list. Nothing any episode record holds can make :func:`judge` raise.
 """
@@ -33,13 +35,14 @@ from ..shape import MAX_ANSWER_CHARS, malformed
 from ..statements import answer_reasons
 from ..structure import structure_reasons
 from .answer import answer_rule_reasons, prepare
-from .calls import repeated_answered, unoffered_tool, vacuous_call
+from .calls import repeated_answered, unoffered_tool, unread_call, vacuous_call
 from .claims import claim_reasons
 from .lexicon import VOCABULARY
 
 CallCheck = Callable[[Task, EpisodeRecord, Assignment], list[str]]
 CALL_CHECKS: tuple[tuple[CallCheck, str], ...] = (
-    (unoffered_tool, "selection"), (vacuous_call, "arguments"), (repeated_answered, "recovery"),
+    (unoffered_tool, "selection"), (unread_call, "selection"), (vacuous_call, "arguments"),
+    (repeated_answered, "recovery"),
 )
 RULER3_CRITERION = {"wrong_target": "outcome", "action_not_stated": "outcome", "second_value": "answer",
                     "restated_result": "answer"}
@@ -76,9 +79,24 @@ def _answer(task: Task, record: EpisodeRecord) -> list[str]:
             + answer_reasons(task, record, VOCABULARY) + claim_reasons(task, record) + answer_rule_reasons(task, record))
 
 
+def _malformed_parts(record: EpisodeRecord) -> str | None:
+    """What ``shape.malformed`` does not check and ruler 3 reads: turns whose ``calls`` index the record's
+    calls, effects that name a tool with argument objects. (Ruler 2 shares ``shape.malformed`` and keeps
+    its bytes; ruler 3 alone never raises on these.)"""
+    n = len(record["calls"])
+    for turn in record["turns"]:
+        if not isinstance(turn, dict) or not isinstance(turn.get("calls"), list) or not all(
+                isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i in turn["calls"]):
+            return "bad_turn"
+    for effect in record["effects"]:
+        if not isinstance(effect, dict) or not isinstance(effect.get("tool"), str) or not isinstance(effect.get("args"), dict):
+            return "bad_effect"
+    return None
+
+
 def reasons(task: Task, record: EpisodeRecord) -> list[str]:
     """Every ruler-3 reason against the episode, structural first (empty: success)."""
-    problem = malformed(record)
+    problem = malformed(record) or _malformed_parts(record)
     if problem:
         return [f"malformed_record:{problem}"]
     a = assign(task, record)
