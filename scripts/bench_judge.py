@@ -269,14 +269,15 @@ def bench(sizes: list[int], skip_old: bool) -> dict:
 # the window its caller bounds (the runs before a position), matched whole, applied line by line, read on
 # normalised text (one space between words: ``answers.norm``), or through the function named.
 USAGE = {
-    "match": {"answers._WORDISH", "answers._LETTER", "answers._LETTERS", "answers._RANGE_AFTER_RE", "reading._SPACED_CAPITAL",
+    "match": {"claims._OFF", "answers._WORDISH", "answers._LETTER", "answers._LETTERS", "answers._RANGE_AFTER_RE", "reading._SPACED_CAPITAL",
               "fact_checks._CURRENCY_AFTER_RE", "slots._WORD_AFTER_RE", "statements._UNIT_AFTER_RE", "statements._OFF_RE",
               "statements._NUMBER_RUN", "linear.SPACE", "linear.NON_SPACE", "effects._TOKEN_CHAR", "fact_checks._SPACE_OR_COLON",
               "fact_checks._SPACE_OR_TAB", "fact_checks._LETTER", "canonical._SPACES", "canonical._DIGIT", "structure._DASH_AT",
               "structure._SPACE_RUN"},
-    "window": {"answers._RANGE_BEFORE_RE", "answers._MINUS_WORD", "reading._BELOW", "fact_checks._CURRENCY_BEFORE_RE",
+    "window": {"statements._WORKING_RE", "claims._DENIED", "claims._NOT_YET", "claims._TO", "claims._BE",
+               "claims._EMPHATIC", "answers._RANGE_BEFORE_RE", "answers._MINUS_WORD", "reading._BELOW", "fact_checks._CURRENCY_BEFORE_RE",
                "slots._SYMBOL_BEFORE_RE", "slots._WORD_BEFORE_RE", "statements._DENIAL_RE"},
-    "full": {"lexicon.NEUTRAL_SENTENCES", "reading._BLANK", "linear._AT_SHAPED"},
+    "full": {"answer._AFTER_GAP", "answer._BEFORE_GAP", "lexicon.NEUTRAL_SENTENCES", "reading._BLANK", "linear._AT_SHAPED"},
     "lines": {"canonical._ROW_RE", "canonical._RULE_RE", "structure._ROW_LINE_RE", "structure._RESULTS_LINE_RE"},
     "normalised": {"statements._ALTERNATIVE_GAP_RE"},
 }
@@ -295,8 +296,8 @@ def judge_patterns() -> dict[str, tuple[Any, list[str]]]:
     from ccl.judge.linear import RunPattern
 
     found: dict[int, tuple[Any, list[str]]] = {}
-    for path in sorted((ROOT / "ccl" / "judge").glob("*.py")):
-        module = importlib.import_module(f"ccl.judge.{path.stem}")
+    for path in sorted((ROOT / "ccl" / "judge").rglob("*.py")):  # ruler 3's subpackage too
+        module = importlib.import_module(".".join(("ccl", *path.relative_to(ROOT / "ccl").with_suffix("").parts)))
         for name, value in vars(module).items():
             values = list(value.values()) if isinstance(value, dict) else list(value) if isinstance(value, tuple) else [value]
             for i, v in enumerate(x[1] if isinstance(x, tuple) and len(x) == 2 else x for x in values):

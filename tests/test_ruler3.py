@@ -281,3 +281,31 @@ def test_the_dense_grade_pays_nothing_for_a_ride_along_repeat() -> None:
     ep.step(turns[0])
     assert grade_turn(task, ep, json.dumps({"calls": [lookup, send]})).why == "repeat"
     assert grade_turn(task, ep, turns[1]).passed
+
+
+def test_a_phone_number_grouped_otherwise_is_the_observed_one() -> None:
+    task = task_of("rec_order_timeout_chain")
+    phone = next(c["result"]["phone"] for c in play(task, oracle_turns(task))["calls"]
+                 if isinstance(c.get("result"), dict) and "phone" in c["result"])
+    regrouped = phone.replace("-", " ")
+    assert regrouped != phone
+    assert reasons("rec_order_timeout_chain", f"You can reach them by phone on {regrouped}.") == []
+    wrong = regrouped[:-1] + str((int(regrouped[-1]) + 1) % 10)
+    assert "unsourced_value:phone" in reasons("rec_order_timeout_chain", f"You can reach them by phone on {wrong}.")
+
+
+@pytest.mark.parametrize("written,read_as", [
+    ("forty-four thousand two hundred and twenty-eight", "44228"), ("one hundred thousand", "100000"),
+    ("a thousand thanks", "a thousand thanks"), ("one two thousand", "one two thousand"),
+    ("CAD .3584", "CAD 0.3584"), ("not in your address book", "not in your address-book"),
+    ("It is \u20105\u00b0C", "It is -5\u00b0C"), ("pages 3\u20105", "pages 3\u20105"),
+])
+def test_prepare_reads_numbers_and_signs(written: str, read_as: str) -> None:
+    from ccl.judge.ruler3.answer import prepare
+
+    assert prepare(written) == read_as
+
+
+def test_shown_working_is_sourced_only_when_it_is_right() -> None:
+    assert reasons("sel_calc", "545 times 81 is 44145, and 44145 plus 83 is 44228, so the answer is 44228.") == []
+    assert "unsourced_value:number" in reasons("sel_calc", "545 times 81 is 44146, and 44146 plus 83 is 44228.")

@@ -23,6 +23,7 @@ import re
 from ...records import EpisodeRecord, Task
 from ..answers import fact_decimals, norm, number_matches, numbers, value_spans
 from ..canonical import canonical
+from ..linear import leftmost_spans, run_pattern
 from ..reading import read
 from ..task_facts import ID_RE, currency_codes, task_facts
 
@@ -31,7 +32,7 @@ _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u02d7\u2796\ufe58\uf
 _SIGN_RE = re.compile(f"(?<![\\w.])[{_DASHES}](?=\\s?\\d)")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
 _TOKEN = re.compile(r"[^\W\d_]+|[$€£¥₹₩]")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+EMAIL = run_pattern(None, r"[\w.+-]", r"@[\w-]++(?:\.[\w-]++)++")  # scanned in linear time (``linear``)
 RESTATED_AT = 3  # extra observed values that make an answer a restated result
 
 
@@ -40,36 +41,88 @@ _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve t
           "sixteen seventeen eighteen nineteen").split()
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 _SMALL = {w: i for i, w in enumerate(_UNITS)} | {w: 10 * (i + 2) for i, w in enumerate(_TENS)}
-_WORD_NUMBER = "|".join([*_UNITS, *_TENS, "hundred", "thousand", "million"])
-_THOUSANDS_RE = re.compile(rf"\b(?:(?:{_WORD_NUMBER}|and)[\s-]+)*(?:thousand|million)\b(?:[\s-]+(?:and[\s-]+)?(?:{_WORD_NUMBER})\b)*",
-                           re.IGNORECASE)
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_JOIN = re.compile(r"[\s-]+(?:and[\s-]+)?", re.IGNORECASE)  # between two number words of one run
 
 
 # a noun compound whose second word is an action word: "not in your address book" is no denied booking
 _ADDRESS_BOOK_RE = re.compile(r"\b(address)\s+(book)\b", re.IGNORECASE)
 
 
-def prepare(final: str) -> str:
+# a phone number in any grouping: "+1 555 5421", "+1 (555) 5421", "+1.555.5421"
+_PHONE_RE = re.compile(r"\+\d[\d ().-]{4,}\d")
+
+
+def prepare(final: str, record: EpisodeRecord | None = None) -> str:
     """The answer with a look-alike dash before a number written as a minus sign, a leading-dot decimal
     (".3584") with its zero, a number in words past a thousand as digits (``reading`` reads words below a
-    thousand) and "address book" hyphenated, so that its "book" is read as no action."""
-    text = _THOUSANDS_RE.sub(_words_value, _LEADING_DOT_RE.sub("0.", _SIGN_RE.sub("-", final)))
-    return _ADDRESS_BOOK_RE.sub(lambda m: m.group(1) + "-" + m.group(2), text)
+    thousand), "address book" hyphenated (its "book" is no action) and a phone number grouped otherwise
+    than an observation of ``record`` shows it written as that observation writes it (same digits)."""
+    text = _thousands(_LEADING_DOT_RE.sub("0.", _SIGN_RE.sub("-", final)))
+    text = _ADDRESS_BOOK_RE.sub(lambda m: m.group(1) + "-" + m.group(2), text)
+    return _as_observed_phones(text, record) if record is not None else text
 
 
-def _words_value(m: re.Match) -> str:
-    """"forty-four thousand two hundred and twenty-eight" -> "44228"; the text unchanged when the words
-    are not one number (a scale word twice in a row, a scale with nothing to scale)."""
+def _as_observed_phones(text: str, record: EpisodeRecord) -> str:
+    observed = " ".join(json.dumps(c.get("observation", {}), ensure_ascii=False) for c in record["calls"])
+    spelled = {re.sub(r"\D", "", m.group(0)): m.group(0) for m in _PHONE_RE.finditer(observed)}
+    return _PHONE_RE.sub(lambda m: spelled.get(re.sub(r"\D", "", m.group(0)), m.group(0)), text)
+
+
+def _thousands(text: str) -> str:
+    """Each run of number words (and "and" inside it) that holds "thousand" or "million" as digits, in one
+    pass over the words: "forty-four thousand two hundred and twenty-eight" -> "44228". A run that is not
+    one number (a scale word with nothing to scale, "a thousand thanks") is left as it is."""
+    out, last = [], 0
+    for run in _runs_of_number_words(text):
+        value = _words_value(text[run[0]:run[1]])
+        if value is not None:
+            out += [text[last:run[0]], value]
+            last = run[1]
+    return "".join(out) + text[last:]
+
+
+def _runs_of_number_words(text: str) -> list[tuple[int, int]]:
+    """Spans of maximal runs of number words joined by spaces, hyphens or an "and", that hold a thousand
+    or a million (one scan of the words)."""
+    runs, start, end, scaled = [], None, 0, False
+    for m in re.finditer(r"[A-Za-z]+", text):
+        word = m.group(0).lower()
+        if word == "and":
+            continue  # inside a run only: the gap test below reads it
+        if word not in _SMALL and word not in _SCALES:
+            if start is not None and scaled:
+                runs.append((start, end))
+            start, scaled = None, False
+            continue
+        if start is None or not _JOIN.fullmatch(text, end, m.start()):
+            if start is not None and scaled:
+                runs.append((start, end))
+            start, scaled = m.start(), False
+        end, scaled = m.end(), scaled or word in ("thousand", "million")
+    if start is not None and scaled:
+        runs.append((start, end))
+    return runs
+
+
+def _words_value(words: str) -> str | None:
+    """The digits of a run of number words, or None when the words are not one number."""
     total = group = 0
-    for word in re.findall(r"[a-z]+", m.group(0).lower()):
+    last_tens = False  # the word before was "twenty" .. "ninety", which a unit may follow ("forty-four")
+    for word in re.findall(r"[a-z]+", words.lower()):
         if word in _SMALL:
+            if group % 100 and not (last_tens and _SMALL[word] < 10):
+                return None  # "one two thousand", "seven and two thousand": not one number
             group += _SMALL[word]
-        elif word == "hundred" and group:
+            last_tens = word in _TENS
+            continue
+        last_tens = False
+        if word == "hundred" and group:
             group *= 100
         elif word in ("thousand", "million") and group:
-            total, group = total + group * (1000 if word == "thousand" else 1_000_000), 0
+            total, group = total + group * _SCALES[word], 0
         elif word != "and":
-            return m.group(0)
+            return None
     return str(total + group)
 
 
@@ -86,8 +139,8 @@ def _codes(text: str) -> list[set[str]]:
     return [codes for t in _TOKEN.findall(text) if (codes := currency_codes(t))]
 
 
-_AFTER_GAP = re.compile(r"\s*(?:\(\s*|in\s+)?")  # "29.1 EUR", "29.1 (EUR)", "29.1 in EUR"
-_BEFORE_GAP = re.compile(r"\s*:?\s*")  # "EUR 29.1", "EUR: 29.1", "€29.1"
+_AFTER_GAP = re.compile(r"\s*+(?:\(\s*+|in\s++)?+")  # "29.1 EUR", "29.1 (EUR)", "29.1 in EUR"
+_BEFORE_GAP = re.compile(r"\s*+:?+\s*+")  # "EUR 29.1", "EUR: 29.1", "€29.1"
 
 
 def _currency_of(sentence: str, n: object, mentions: list[tuple[re.Match, set[str]]]) -> set[str] | None:
@@ -128,7 +181,7 @@ def _values(text: str) -> set[str]:
     """Numbers (by value), identifiers and e-mail addresses of ``text``, each as one comparable string."""
     out = {f"n:{round(n.value, 6)}" for n in numbers(text)}
     return out | {f"t:{m.group(0).casefold()}" for m in ID_RE.finditer(text)} | {
-        f"t:{m.group(0).casefold()}" for m in _EMAIL.finditer(text)}
+        f"t:{text[a:b].casefold()}" for a, b in leftmost_spans(text, EMAIL)}
 
 
 def _restated(task: Task, record: EpisodeRecord, text: str) -> list[str]:

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from ...records import CallOutcome, EpisodeRecord, Status, Task
 from ...world.tools import TOOLS
 from ..answers import expand_negations
+from ..linear import leftmost_spans
 from ..reading import read
+from .answer import EMAIL
 
 CONSEQUENTIAL = frozenset(name for name, spec in TOOLS.items() if spec.approval or spec.side_effect)
 _MAIL, _FLIGHT, _FILE, _REFUND = "send_email", "book_flight", "delete_file", "issue_refund"
@@ -88,7 +90,6 @@ _EMPHATIC = re.compile(r"\b(?:did|do|does)\s+(?:\S+\s+)?$")
 _CLAUSE_END = re.compile(r"[,;:()]|\s[-–—]\s|\bbut\b|\band\b")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
 _WORD = re.compile(r"[a-z][a-z'-]*")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _ID = re.compile(r"(?<![\w-])([a-z]{1,4})-\d+(?![\w-])")
 FREE_TEXT_ARGS = frozenset({"body", "subject", "title", "description", "notes"})  # where an address is no target
 
@@ -116,10 +117,15 @@ class Claim:
     targets: tuple[str, ...]  # the e-mail addresses and identifiers of its clause
 
 
+CLAUSE_REACH = 200  # characters a clause reaches on either side of its action word; a claim's objects stand nearer
+
+
 def _clause(sentence: str, start: int, end: int) -> tuple[int, int]:
-    """The clause around ``sentence[start:end]``: from the last clause boundary before it to the next after."""
-    left = max((m.end() for m in _CLAUSE_END.finditer(sentence, 0, start)), default=0)
-    right = next((m.start() for m in _CLAUSE_END.finditer(sentence, end)), len(sentence))
+    """The clause around ``sentence[start:end]``: from the last clause boundary before it to the next after,
+    within ``CLAUSE_REACH`` characters (so that an answer of many action words costs time linear in it)."""
+    low, high = max(0, start - CLAUSE_REACH), min(len(sentence), end + CLAUSE_REACH)
+    left = max((m.end() for m in _CLAUSE_END.finditer(sentence, low, start)), default=low)
+    right = next((m.start() for m in _CLAUSE_END.finditer(sentence, end, high)), high)
     return left, right
 
 
@@ -138,7 +144,7 @@ def _context(before: str, kind: str) -> str:
 def _claim(sentence: str, start: int, end: int, kind: str, tools: frozenset[str] | None,
            gold: frozenset[str], needs_object: bool = False) -> Claim | None:
     left, right = _clause(sentence, start, end)
-    clause, before = sentence[left:right], sentence[left:start]
+    clause, before = sentence[left:right], sentence[max(left, start - 80):start]  # a denial stands within four words
     context = _context(before, kind)
     asserted = kind in ("past", "phrase") or (kind == "ing" and _BE.search(before)) or (
         kind == "bare" and _EMPHATIC.search(before))
@@ -149,7 +155,7 @@ def _claim(sentence: str, start: int, end: int, kind: str, tools: frozenset[str]
         tools = objects if objects or needs_object else gold
     else:
         tools = tools & objects or tools or objects or gold
-    targets = tuple(_EMAIL.findall(clause)) + tuple(m.group(0) for m in _ID.finditer(clause))
+    targets = tuple(clause[a:b] for a, b in leftmost_spans(clause, EMAIL)) + tuple(m.group(0) for m in _ID.finditer(clause))
     return Claim(frozenset(tools), context == "denied", targets) if tools else None
 
 

@@ -104,7 +104,7 @@ def reasons(task: Task, record: EpisodeRecord) -> list[str]:
     if isinstance(record["final"], str) and len(record["final"]) > MAX_ANSWER_CHARS:
         return structural + ["overlong_answer"]  # measured on the answer as written, before it is prepared
     if isinstance(record["final"], str):
-        record = {**record, "final": prepare(record["final"])}
+        record = {**record, "final": prepare(record["final"], record)}
     return list(dict.fromkeys(structural + _answer(task, record)))
 
 
