@@ -25,13 +25,12 @@ from ccl.artifacts.boundary import run_stage
 from ccl.artifacts.jsonio import write_json
 from experiments.ruler_farming.redteam import holdout as redteam_holdout
 from experiments.ruler_farming.redteam import round3, round3_holdout
-from experiments.ruler_farming.redteam.base import farm_judges
+from experiments.ruler_farming.redteam.base import farm_judges, tasks
 from experiments.ruler_farming.redteam.cases import EXPLOITS, PARAPHRASE_CASES
 from ccl.judge.codes import WEIGHTS
 from ccl.judge.ruler2 import judge as ruler2_judge
 from ccl.judge.ruler3 import judge as ruler3_judge
 from ccl.judge.validate import validate
-from ccl.world.tasks import TEMPLATES, generate_task
 
 from .layout import ROOT
 
@@ -63,15 +62,6 @@ def judges() -> dict:
     ruler2, ruler3 = Cached(ruler2_judge), Cached(ruler3_judge)
     return {"ruler1_strict": lambda task, record: validate(task, record)["success"],
             "ruler2": ruler2.sparse, REWARD: ruler2.decomposed, "ruler3": ruler3.sparse, REWARD3: ruler3.decomposed}
-
-
-def tasks(seeds: int) -> list[dict]:
-    out = []
-    for name in sorted(TEMPLATES):
-        pool = "train" if TEMPLATES[name].split == "train" else "eval"
-        for seed in range(seeds):
-            out += [generate_task(name, seed, pool), generate_task(name, seed, pool, rename="heldout")]
-    return out
 
 
 def _rate(cell: dict, mean: bool) -> str:

@@ -5,29 +5,19 @@ from __future__ import annotations
 
 import pytest
 
+from ccl.world.tasks import generate_task
 from experiments.ruler_farming.redteam import base as R
 from experiments.ruler_farming.redteam import round3 as C3
-from ccl.world.tasks import TEMPLATES, generate_task
 
 CASES = C3.ROUND3_EXPLOITS + C3.ROUND3_PARAPHRASES
 KINDS = {"repeat", "claim_words", "relabelled", "unoffered", "two_values", "currency_dash", "vacuous", "paraphrase"}
-
-
-def tasks(seeds: int) -> list[dict]:
-    """``scripts.redteam.tasks`` (every template x seeds x both namings), without importing the script."""
-    out = []
-    for name in sorted(TEMPLATES):
-        pool = "train" if TEMPLATES[name].split == "train" else "eval"
-        for seed in range(seeds):
-            out += [generate_task(name, seed, pool), generate_task(name, seed, pool, rename="heldout")]
-    return out
 
 
 @pytest.fixture(scope="module")
 def made() -> dict[str, list[tuple[dict, dict, dict]]]:
     """Per case: (task, oracle record, case record) on every task of ``tasks(1)`` it applies to."""
     out: dict[str, list] = {c.name: [] for c in CASES}
-    for task in tasks(1):
+    for task in R.tasks(1):
         turns = R.oracle_turns(task)
         record = R.play(task, turns)
         for case in CASES:

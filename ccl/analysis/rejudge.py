@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..judge.judging import JudgeError, verdict_row
 from ..judge.ruler3 import judge as ruler3_judge
@@ -84,15 +84,16 @@ def tally(episodes: Sequence[dict]) -> dict[str, Any]:
             f"{RULER2_ONLY}_by_template": dict(sorted(Counter(e["template"] for e in gained).items()))}
 
 
-def by_config(episodes: Sequence[dict]) -> dict[str, Any]:
-    """config -> its runs, the tally pooled over the main splits (None without one) and per split."""
+def by_config(episodes: Sequence[dict], tallied: Callable[[Sequence[dict]], dict[str, Any]] = tally) -> dict[str, Any]:
+    """config -> its runs, ``tallied`` pooled over the main splits (None without one) and per split (``tally3``
+    for ruler 3 against ruler 2)."""
     out: dict[str, Any] = {}
     for config in dict.fromkeys(e["config"] for e in episodes):
         mine = [e for e in episodes if e["config"] == config]
         main = [e for e in mine if e["split"] in MAIN_SPLITS]
         splits = sorted({e["split"] for e in mine})
-        out[config] = {"runs": sorted({e["run"] for e in mine}), POOLED_MAIN: tally(main) if main else None,
-                       "splits": {s: tally([e for e in mine if e["split"] == s]) for s in splits}}
+        out[config] = {"runs": sorted({e["run"] for e in mine}), POOLED_MAIN: tallied(main) if main else None,
+                       "splits": {s: tallied([e for e in mine if e["split"] == s]) for s in splits}}
     return out
 
 
@@ -128,17 +129,6 @@ def tally3(episodes: Sequence[dict]) -> dict[str, Any]:
             f"{RULER2}_only_by_template": dict(sorted(Counter(e["template"] for e in lost).items())),
             f"{RULER2}_only_by_reason": _reason_kinds(lost, RULER3),
             f"{RULER3}_only_by_template": dict(sorted(Counter(e["template"] for e in gained).items()))}
-
-
-def by_config3(episodes: Sequence[dict]) -> dict[str, Any]:
-    """As ``by_config``, with ``tally3``."""
-    out: dict[str, Any] = {}
-    for config in dict.fromkeys(e["config"] for e in episodes):
-        mine = [e for e in episodes if e["config"] == config]
-        main = [e for e in mine if e["split"] in MAIN_SPLITS]
-        out[config] = {"runs": sorted({e["run"] for e in mine}), POOLED_MAIN: tally3(main) if main else None,
-                       "splits": {s: tally3([e for e in mine if e["split"] == s]) for s in sorted({e["split"] for e in mine})}}
-    return out
 
 
 def changed_rows3(episodes: Sequence[dict], records: Mapping[tuple[str, str], dict]) -> list[dict]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..analysis.rejudge import Transcripts, by_config3, changed_rows3, rejudged
+from ..analysis.rejudge import Transcripts, by_config, changed_rows3, rejudged, tally3
 from ..artifacts.inputs import split_rows
 from ..artifacts.jsonio import write_json, write_jsonl
 from ..judge.judging import ruler_metrics
@@ -44,7 +44,7 @@ def run(data: Path, runs: Path, teacher: Path | None, out: Path) -> dict:
         episodes += mine
         records.update({(source.run, r["task_id"]): r["record"] for r in source.rows})
     changed = changed_rows3(episodes, records)
-    result = {"rulers": RULERS_NOTE, "episodes": len(episodes), "configs": by_config3(episodes)}
+    result = {"rulers": RULERS_NOTE, "episodes": len(episodes), "configs": by_config(episodes, tally3)}
     write_jsonl(out / "changed.jsonl", changed)
     write_json(out / "rejudge.json", {**result, "changed": len(changed)})
     return result

@@ -21,6 +21,7 @@ from typing import Callable, Iterable, Mapping
 
 from ccl.episode.scripted import final_turn, oracle_turns, play, with_answer
 from ccl.records import EpisodeRecord, Status, Task
+from ccl.world.tasks import TEMPLATES, generate_task
 
 __all__ = ["final_turn", "oracle_turns", "play", "with_answer"]  # re-exported for the cases
 
@@ -179,3 +180,15 @@ def _count(cell: dict, task: Task, value: bool | float) -> None:
     cell["passed"] += value
     if value is True:
         cell["templates_passed"].add(task["template"])
+
+
+def tasks(seeds: int) -> list[Task]:
+    """The red team's tasks: every template x seeds 0..N-1 x both namings (canonical and the held-out
+    renaming), from the pool each template's split uses (seeds this small are never evaluation tasks:
+    those start at 1,000,000)."""
+    out = []
+    for name in sorted(TEMPLATES):
+        pool = "train" if TEMPLATES[name].split == "train" else "eval"
+        for seed in range(seeds):
+            out += [generate_task(name, seed, pool), generate_task(name, seed, pool, rename="heldout")]
+    return out
