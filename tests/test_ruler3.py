@@ -297,6 +297,7 @@ def test_a_phone_number_grouped_otherwise_is_the_observed_one() -> None:
 @pytest.mark.parametrize("written,read_as", [
     ("forty-four thousand two hundred and twenty-eight", "44228"), ("one hundred thousand", "100000"),
     ("a thousand thanks", "a thousand thanks"), ("one two thousand", "one two thousand"),
+    ("one thousand one thousand", "one thousand one thousand"), ("I got her email address", "I got her email-address"),
     ("CAD .3584", "CAD 0.3584"), ("not in your address book", "not in your address-book"),
     ("It is \u20105\u00b0C", "It is -5\u00b0C"), ("pages 3\u20105", "pages 3\u20105"),
 ])
@@ -306,6 +307,40 @@ def test_prepare_reads_numbers_and_signs(written: str, read_as: str) -> None:
     assert prepare(written) == read_as
 
 
-def test_shown_working_is_sourced_only_when_it_is_right() -> None:
-    assert reasons("sel_calc", "545 times 81 is 44145, and 44145 plus 83 is 44228, so the answer is 44228.") == []
-    assert "unsourced_value:number" in reasons("sel_calc", "545 times 81 is 44146, and 44146 plus 83 is 44228.")
+def test_numbers_only_an_operation_shows_are_still_unsourced() -> None:
+    # shown working is refused: a rule that sourced worked-out numbers let made-up arithmetic through
+    # ("15 plus 15 is 30 units" reserved), so ruler 3 has none (experiments/ruler_farming/README_ruler3.md)
+    assert "unsourced_value:number" in reasons("sel_calc", "The result is 44228; 545 times 81 plus 83 is 164.")
+    assert "unsourced_value:number" in reasons("sel_calc", "545 times 81 is 44145, and 44145 plus 83 is 44228.")
+
+
+@pytest.mark.parametrize("form", ["{t} (in EUR)", "{t} [EUR]", "{t} - EUR", "{t}, EUR", "{t} in the EUR",
+                                  "{t} worth of EUR", "In EUR, {t}"])
+def test_a_wrong_currency_in_any_position_fails(form: str) -> None:
+    task = task_of("ch_order_fx")
+    final = play(task, oracle_turns(task))["final"]  # "Order ORD-85163 totals 107128.78 JPY."
+    total = final.split("totals ")[1].split(" ")[0]
+    assert "wrong_currency" in reasons("ch_order_fx", form.format(t=total) + ".")
+
+
+@pytest.mark.parametrize("answer", ["The cheapest is FL-362. Booked: FL-113 (booking BK-1001).",
+                                    "The cheapest is FL-362. FL-113 (booking BK-1001) is booked."])
+def test_an_identifier_across_a_colon_or_bracket_is_a_target(answer: str) -> None:
+    task = generate_task("ch_book_cheapest", 3, "train")
+    record = play(task, with_answer(task, oracle_turns(task), answer))
+    assert "wrong_target:book_flight" in judge(task, record)["reasons"]
+
+
+def test_an_email_address_is_no_email() -> None:
+    answer = ("I got Ximena's email address (ximena.dubois@example.com), but the email was not sent because "
+              "you did not approve it.")
+    assert reasons("appr_email_denied", answer) == []
+
+
+def test_a_target_is_matched_whole() -> None:
+    from ccl.judge.ruler3.claims import _on_target
+
+    call = {"cargs": {"to": "ximena.dubois@example.com"}, "result": {"message_id": "MSG-1001"}}
+    assert _on_target("ximena.dubois@example.com", [call]) and _on_target("msg-1001", [call])
+    assert not _on_target("dubois@example.com", [call]) and not _on_target("sg-1001", [call])
+    assert not _on_target("ximena.dubois@example.co", [call])

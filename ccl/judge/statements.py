@@ -25,7 +25,6 @@ fails (measured by the paraphrase suites), which ruler 2, as a reward, prefers t
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -106,7 +105,6 @@ class Vocabulary:
 
     words: frozenset[str] = frozenset()
     neutral: tuple[re.Pattern, ...] = ()
-    working: bool = False  # a number the sentence works out ("545 times 81 is 44145") counts as sourced
 
 
 RULER2_VOCABULARY = Vocabulary()
@@ -203,8 +201,7 @@ def _judge_sentence(s: str, task: Task, record: EpisodeRecord, src: Sources,
         reasons.append("question_in_answer")
     reasons += [f"unexplained_word:{m.group(0)}" for m in DOUBT_PHRASES.finditer(s)]
     values, blanked = _values(s, src.tools)
-    worked = _worked_out(s, values) if vocab.working else set()
-    reasons += [f"unsourced_value:{v.kind}" for v in values if v.start not in worked and not _sourced(v, s, src)]
+    reasons += [f"unsourced_value:{v.kind}" for v in values if not _sourced(v, s, src)]
     numbers_only = _without_values(s, values, "number")
     # "750 * 16 - 267 = 11733" shows a calculation: a dash spaced on both sides there is a minus
     calculation = re.search(r"[*×/+]", numbers_only) is not None
@@ -227,35 +224,6 @@ def _judge_sentence(s: str, task: Task, record: EpisodeRecord, src: Sources,
     informative = bool(values or actions or states or outcome or denied) or _carries_episode(s, src)
     said = bool(WORD_RE.search(s)) and not s.rstrip().endswith(":")
     return Judged(reasons, states, said, informative, skeleton, tuple((v.kind, v.text) for v in values))
-
-
-# "A <operation> B is C", read at the end of the text before C (80 characters: no sentence's working is longer)
-_WORKING_RE = re.compile(r"(-?\d+(?:\.\d+)?)\s*(\+|-|\*|×|/|plus|minus|times|multiplied by|divided by)\s*"
-                         r"(-?\d+(?:\.\d+)?)\s*(?:is|=|equals|gives|makes|comes to|leaves)\s*$")
-_OPERATIONS = {"+": float.__add__, "plus": float.__add__, "-": float.__sub__, "minus": float.__sub__,
-               "*": float.__mul__, "×": float.__mul__, "times": float.__mul__, "multiplied by": float.__mul__,
-               "/": lambda a, b: a / b if b else math.nan, "divided by": lambda a, b: a / b if b else math.nan}
-
-
-def _worked_out(s: str, values: list[Value]) -> set[int]:
-    """Where the sentence's worked-out numbers start: a number that is the result of the operation written
-    just before it ("545 times 81 is 44145"), or repeats one worked out earlier ("..., and 44145 plus 83
-    is ..."). One pass, left to right; the operands are values of their own, judged like any other."""
-    worked, texts = set(), set()
-    for v in values:
-        if v.kind == "number" and (v.text in texts or _works_out(v, s)):
-            worked.add(v.start)
-            texts.add(v.text)
-    return worked
-
-
-def _works_out(v: Value, s: str) -> bool:
-    m = _WORKING_RE.search(s, max(0, v.start - 80), v.start)
-    if not m:
-        return False
-    result = _OPERATIONS[m.group(2)](float(m.group(1)), float(m.group(3)))
-    parsed = numbers(v.text)
-    return bool(parsed) and math.isfinite(result) and abs(parsed[0].value - result) <= 1e-6 * max(1.0, abs(result))
 
 
 def _carries_episode(s: str, src: Sources) -> bool:

@@ -45,8 +45,9 @@ _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _JOIN = re.compile(r"[\s-]+(?:and[\s-]+)?", re.IGNORECASE)  # between two number words of one run
 
 
-# a noun compound whose second word is an action word: "not in your address book" is no denied booking
-_ADDRESS_BOOK_RE = re.compile(r"\b(address)\s+(book)\b", re.IGNORECASE)
+# noun compounds holding an action word: "not in your address book" is no denied booking, and "I got her
+# email address" names no e-mail sent
+_ADDRESS_BOOK_RE = re.compile(r"\b(address)\s+(book)\b|\b(e-?mail)\s+(address(?:es)?)\b", re.IGNORECASE)
 
 
 # a phone number in any grouping: "+1 555 5421", "+1 (555) 5421", "+1.555.5421"
@@ -56,10 +57,10 @@ _PHONE_RE = re.compile(r"\+\d[\d ().-]{4,}\d")
 def prepare(final: str, record: EpisodeRecord | None = None) -> str:
     """The answer with a look-alike dash before a number written as a minus sign, a leading-dot decimal
     (".3584") with its zero, a number in words past a thousand as digits (``reading`` reads words below a
-    thousand), "address book" hyphenated (its "book" is no action) and a phone number grouped otherwise
+    thousand), "address book" and "email address" hyphenated (no action in them) and a phone number grouped otherwise
     than an observation of ``record`` shows it written as that observation writes it (same digits)."""
     text = _thousands(_LEADING_DOT_RE.sub("0.", _SIGN_RE.sub("-", final)))
-    text = _ADDRESS_BOOK_RE.sub(lambda m: m.group(1) + "-" + m.group(2), text)
+    text = _ADDRESS_BOOK_RE.sub(lambda m: "-".join(g for g in m.groups() if g), text)
     return _as_observed_phones(text, record) if record is not None else text
 
 
@@ -119,8 +120,8 @@ def _words_value(words: str) -> str | None:
         last_tens = False
         if word == "hundred" and group:
             group *= 100
-        elif word in ("thousand", "million") and group:
-            total, group = total + group * _SCALES[word], 0
+        elif word in ("thousand", "million") and group and (not total or total >= 1000 * _SCALES[word]):
+            total, group = total + group * _SCALES[word], 0  # "one thousand one thousand" is no number
         elif word != "and":
             return None
     return str(total + group)
@@ -139,31 +140,45 @@ def _codes(text: str) -> list[set[str]]:
     return [codes for t in _TOKEN.findall(text) if (codes := currency_codes(t))]
 
 
-_AFTER_GAP = re.compile(r"\s*+(?:\(\s*+|in\s++)?+")  # "29.1 EUR", "29.1 (EUR)", "29.1 in EUR"
+_AFTER_GAP = re.compile(r"\s*+(?:[-(\[]\s*+)?+(?:in\s++(?:the\s++)?+)?+")  # "29.1 EUR", "29.1 (EUR)", "29.1 in EUR"
 _BEFORE_GAP = re.compile(r"\s*+:?+\s*+")  # "EUR 29.1", "EUR: 29.1", "€29.1"
 
 
-def _currency_of(sentence: str, n: object, mentions: list[tuple[re.Match, set[str]]]) -> set[str] | None:
-    """The currencies the number ``n`` is written with: the mention right after it (across spaces, an
-    opening bracket or "in"), else the one right before it (across spaces or a colon), else None. So in
-    "CAD: 7.3479 SEK" the rate is in SEK, and "CAD" labels it."""
-    after = [codes for m, codes in mentions if m.start() >= n.end and _AFTER_GAP.fullmatch(sentence, n.end, m.start())]
-    before = [codes for m, codes in mentions if m.end() <= n.start and _BEFORE_GAP.fullmatch(sentence, m.end(), n.start)]
-    return after[0] if after else before[-1] if before else None
+def _currency_of(sentence: str, n: object, mentions: list[tuple[re.Match, set[str]]]) -> tuple[set[str] | None, int | None]:
+    """The currencies the number ``n`` is written with, and where that mention starts: the mention right
+    after it (across spaces, a bracket, a dash or "in (the)"), else the one right before it (across spaces
+    or a colon), else (None, None). So in "CAD: 7.3479 SEK" the rate is in SEK, and "CAD" labels it."""
+    after = [(codes, m.start()) for m, codes in mentions
+             if m.start() >= n.end and _AFTER_GAP.fullmatch(sentence, n.end, m.start())]
+    before = [(codes, m.start()) for m, codes in mentions
+              if m.end() <= n.start and _BEFORE_GAP.fullmatch(sentence, m.end(), n.start)]
+    return after[0] if after else before[-1] if before else (None, None)
 
 
 def _wrong_currency(task: Task, record: EpisodeRecord, text: str) -> list[str]:
-    """A money fact's number written with a currency ("29.1 in EUR", "29.1 (EUR)", "EUR 29.1") must be
-    written with one that can name the fact's currency; a mention written with another number ("142.65
-    EUR is 11891.32 INR") or with none ("the USD to CAD rate is 1.4156") is not the fact's."""
+    """In a sentence that states a money fact: the currency its number is written with (``_currency_of``)
+    must be able to name the fact's, and a currency mention no number is written with ("In EUR, the order
+    totals 107128.78", "worth of EUR") must name the fact's currency or one the request names (the base
+    of a rate: "the USD to CAD rate is 1.4156"). A mention another number owns ("142.65 EUR is 11891.32
+    INR") is that number's."""
     facts = [f for f in task_facts(task) if f.currency and f.value is not None]
+    asked = set().union(*_codes(norm(task.get("request") or "")), set())
+    currencies = {f.currency for f in facts}
     for sentence in _SENTENCES.split(text) if facts else ():
         mentions = [(m, codes) for m in _TOKEN.finditer(sentence) if (codes := currency_codes(m.group(0)))]
-        for n in numbers(sentence) if mentions else ():
-            codes = _currency_of(sentence, n, mentions)
-            if codes is not None and any(f.currency not in codes and number_matches(n, f.value, fact_decimals(f.value))
-                                         for f in facts):
+        nums = numbers(sentence) if mentions else []
+        stated = [n for n in nums if any(number_matches(n, f.value, fact_decimals(f.value)) for f in facts)]
+        if not stated:
+            continue
+        owned = set()
+        for n in nums:
+            codes, at = _currency_of(sentence, n, mentions)
+            owned.add(at)
+            if n in stated and codes is not None and any(f.currency not in codes for f in facts
+                                                         if number_matches(n, f.value, fact_decimals(f.value))):
                 return ["wrong_currency"]
+        if any(m.start() not in owned and not codes & (currencies | asked) for m, codes in mentions):
+            return ["wrong_currency"]
     return []
 
 

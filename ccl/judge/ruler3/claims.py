@@ -134,20 +134,22 @@ def _objects(text: str) -> frozenset[str]:
     return frozenset(nouns | {t for m in _ID.finditer(text) for t in ID_TOOLS.get(m.group(1), ())})
 
 
-def _context(before: str, kind: str) -> str:
-    """``said``, ``denied`` or ``future`` for an action word preceded (in its clause) by ``before``."""
-    if _DENIED.search(before):
+def _context(sentence: str, lo: int, start: int, kind: str) -> str:
+    """``said``, ``denied`` or ``future`` for an action word at ``start``, read in ``sentence[lo:start]``
+    (searched in place, so that ``\b`` sees the character before ``lo``)."""
+    if _DENIED.search(sentence, lo, start):
         return "denied"
-    return "future" if _NOT_YET.search(before) or (kind == "bare" and _TO.search(before)) else "said"
+    future = _NOT_YET.search(sentence, lo, start) or (kind == "bare" and _TO.search(sentence, lo, start))
+    return "future" if future else "said"
 
 
 def _claim(sentence: str, start: int, end: int, kind: str, tools: frozenset[str] | None,
            gold: frozenset[str], needs_object: bool = False) -> Claim | None:
     left, right = _clause(sentence, start, end)
-    clause, before = sentence[left:right], sentence[max(left, start - 80):start]  # a denial stands within four words
-    context = _context(before, kind)
-    asserted = kind in ("past", "phrase") or (kind == "ing" and _BE.search(before)) or (
-        kind == "bare" and _EMPHATIC.search(before))
+    clause, lo = sentence[left:right], max(left, start - 80)  # a denial stands within four words
+    context = _context(sentence, lo, start, kind)
+    asserted = kind in ("past", "phrase") or (kind == "ing" and _BE.search(sentence, lo, start)) or (
+        kind == "bare" and _EMPHATIC.search(sentence, lo, start))
     if context == "future" or (not asserted and context != "denied"):
         return None
     objects = _objects(clause)
@@ -155,8 +157,20 @@ def _claim(sentence: str, start: int, end: int, kind: str, tools: frozenset[str]
         tools = objects if objects or needs_object else gold
     else:
         tools = tools & objects or tools or objects or gold
-    targets = tuple(clause[a:b] for a, b in leftmost_spans(clause, EMAIL)) + tuple(m.group(0) for m in _ID.finditer(clause))
-    return Claim(frozenset(tools), context == "denied", targets) if tools else None
+    if not tools:
+        return None
+    return Claim(frozenset(tools), context == "denied", _targets(sentence, clause, frozenset(tools)))
+
+
+def _targets(sentence: str, clause: str, tools: frozenset[str]) -> tuple[str, ...]:
+    """What a claim says it acted on: the addresses and identifiers of its clause, and those of its
+    sentence that its tools make or address ("Booked: FL-113 (booking BK-1001)" names FL-113 across the
+    colon and the bracket)."""
+    ids = [m.group(0) for m in _ID.finditer(clause)]
+    ids += [m.group(0) for m in _ID.finditer(sentence) if set(ID_TOOLS.get(m.group(1), ())) & tools]
+    addressed = tools & {_MAIL, _EVENT}
+    emails = [sentence[a:b] for a, b in leftmost_spans(sentence if addressed else clause, EMAIL)]
+    return tuple(dict.fromkeys(emails + ids))
 
 
 def sentence_claims(sentence: str, gold_tools: frozenset[str]) -> list[Claim]:
@@ -189,8 +203,9 @@ def _on_target(target: str, calls: list[dict]) -> bool:
             texts = [v for k, v in args.items() if k not in FREE_TEXT_ARGS]
         else:
             texts = [*args.values(), c.get("result")]
-        if target in json.dumps(texts, ensure_ascii=False, default=str).casefold():
-            return True
+        text = json.dumps(texts, ensure_ascii=False, default=str).casefold()
+        if re.search(r"(?<![\w.+-])" + re.escape(target) + r"(?![\w-]|\.\w)", text):
+            return True  # the whole value: "dubois@example.com" is not "ximena.dubois@example.com"
     return False
 
 

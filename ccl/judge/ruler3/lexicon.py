@@ -17,4 +17,4 @@ NEUTRAL = tuple(re.compile(p) for p in (
     r"(?:no problem|no worries|not a problem)",
     rf"(?:so )?(?:maybe|perhaps) (?:take|bring|wear|pack|carry|grab) (?:a |an |some |your )?(?:warm |light |thick |heavy )?{_GEAR}",
 ))
-VOCABULARY = Vocabulary(words=WORDS, neutral=NEUTRAL, working=True)  # and a number worked out in the answer
+VOCABULARY = Vocabulary(words=WORDS, neutral=NEUTRAL)
