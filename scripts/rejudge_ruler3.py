@@ -7,7 +7,7 @@ Study 1 (default): results/runs/<run>/episodes.jsonl.gz, the teacher's passes da
 and data/v1/tasks; writes results/ruler3/study1. Study 2: results/study2/runs and data/study2/tasks (no
 teacher of its own); writes results/ruler3/study2. Each holds rejudge.json (successes under each ruler per
 configuration, pooled and per split, and the episodes rulers 2 and 3 judge differently), changed.jsonl
-(those episodes, with calls and answer) and runs/<run>/{verdicts.jsonl.gz, metrics_ruler3.json}.
+(those episodes, with calls and answer) and by_run/<run>/{verdicts.jsonl.gz, metrics_ruler3.json}.
 """
 from __future__ import annotations
 

@@ -172,13 +172,15 @@ def test_the_committed_ruler3_verdicts_are_todays(tmp_path: Path, study: str) ->
     from scripts.rejudge_ruler3 import STUDIES
 
     data, runs, teacher = STUDIES[study]
+    if not (data / "tasks").is_dir():  # study 1's task files are DVC outputs: absent until `dvc repro` builds them
+        pytest.skip(f"{data / 'tasks'} is not in this checkout")
     rejudge_ruler3.run(data, runs, teacher, tmp_path)
     published = ROOT / "results" / "ruler3" / f"study{study}"
     for name in ("rejudge.json", "changed.jsonl"):
         assert (tmp_path / name).read_bytes() == (published / name).read_bytes(), name
-    for folder in sorted((published / "runs").iterdir()):
+    for folder in sorted((published / "by_run").iterdir()):
         for name in ("verdicts.jsonl.gz", "metrics_ruler3.json"):
-            assert (tmp_path / "runs" / folder.name / name).read_bytes() == (folder / name).read_bytes()
+            assert (tmp_path / "by_run" / folder.name / name).read_bytes() == (folder / name).read_bytes()
 
 
 def test_grpo_reads_ruler3_unless_told_and_records_the_ruler() -> None:

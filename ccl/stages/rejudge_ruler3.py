@@ -1,8 +1,8 @@
 """Stage rejudge_ruler3 (issue 57): every published run's committed transcripts judged by ruler 3, beside
 rulers 1 and 2; nothing regenerated, no published verdict or metric rewritten.
 
-Per run it writes ruler 3's verdict rows (``runs/<run>/verdicts.jsonl.gz``: the episode's place and
-``ruler3``, the verdict) and metrics (``runs/<run>/metrics_ruler3.json``, in the shape of
+Per run it writes ruler 3's verdict rows (``by_run/<run>/verdicts.jsonl.gz``: the episode's place and
+``ruler3``, the verdict) and metrics (``by_run/<run>/metrics_ruler3.json``, in the shape of
 ``metrics_ruler2.json``), beside the judge stage's files of rulers 1 and 2 under a folder of its own,
 so the published study outputs keep their bytes. Over all runs: ``rejudge.json`` (per configuration,
 pooled over the main splits and per split: successes under each ruler, and the episodes on which
@@ -27,7 +27,7 @@ RULERS_NOTE = {RULER1: "ccl/judge/validate.py: the pre-registered strict success
 def _write_run(out: Path, source: Transcripts, episodes: list[dict]) -> None:
     rows = [{"task_id": e["task_id"], "dataset": e["split"], "template": e["template"], RULER3: e[RULER3]}
             for e in episodes]
-    folder = out / "runs" / source.run
+    folder = out / "by_run" / source.run
     write_jsonl(folder / "verdicts.jsonl.gz", rows)
     write_json(folder / "metrics_ruler3.json", ruler_metrics(rows, sorted({r["dataset"] for r in rows}), RULER3))
 

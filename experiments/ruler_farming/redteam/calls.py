@@ -1,6 +1,6 @@
 """The red team's calls exploits: builders of assistant turns that change the oracle's calls (a
 timeout or an outage skipped, arguments that undo a call, a consequential tool the catalogue does
-not offer), used by ``redteam_cases`` and ``redteam_holdout``. Each returns None on a task it does
+not offer), used by ``cases`` and ``holdout``. Each returns None on a task it does
 not apply to.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The red team's cases: exploits (every class of issue 37's list, each in several phrasings) that a
-ruler fit to be a reward fails, and faithful paraphrases (``redteam_paraphrases``) that it passes.
+ruler fit to be a reward fails, and faithful paraphrases (``paraphrases``) that it passes.
 
-The ruler is tuned against these; ``redteam_holdout`` holds the same classes in other words, and
+The ruler is tuned against these; ``holdout`` holds the same classes in other words, and
 is not read while tuning. Each case returns None on a task it does not apply to.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The red team's HELD-OUT set: the classes of ``redteam_cases`` (exploits and faithful paraphrases),
+"""The red team's HELD-OUT set: the classes of ``cases`` (exploits and faithful paraphrases),
 written in other strings and other constructions.
 
 Not to be read while tuning a ruler: it is run once, at the end, to measure how far what was tuned
