@@ -25,12 +25,12 @@ from ..answers import fact_decimals, norm, number_matches, numbers, value_spans
 from ..canonical import canonical
 from ..linear import leftmost_spans, run_pattern
 from ..reading import read
-from ..task_facts import ID_RE, currency_codes, task_facts
+from ..task_facts import ID_RE, Fact, currency_codes, task_facts
 
 # dashes NFKC keeps that can pass for a minus sign; U+2011 reads as U+2010 after NFKC
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u02d7\u2796\ufe58\ufe63\uff0d"
 _SIGN_RE = re.compile(f"(?<![\\w.])[{_DASHES}](?=\\s?\\d)")
-_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
+SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")  # ruler 2's sentence split (statements._SENTENCE_RE); claims use it too
 _TOKEN = re.compile(r"[^\W\d_]+|[$€£¥₹₩]")
 EMAIL = run_pattern(None, r"[\w.+-]", r"@[\w-]++(?:\.[\w-]++)++")  # scanned in linear time (``linear``)
 RESTATED_AT = 3  # extra observed values that make an answer a restated result
@@ -132,7 +132,8 @@ def answer_rule_reasons(task: Task, record: EpisodeRecord) -> list[str]:
     if not isinstance(final, str):
         return []
     text = norm(canonical(read(final).text, task.get("request") or ""))  # "respectively" lists re-paired
-    return _wrong_currency(task, record, text) + _second_value(task, text) + _restated(task, record, text)
+    facts = task_facts(task)  # once per answer: all three rules read the same facts
+    return _wrong_currency(task, facts, text) + _second_value(facts, text) + _restated(task, facts, record, text)
 
 
 def _codes(text: str) -> list[set[str]]:
@@ -155,16 +156,16 @@ def _currency_of(sentence: str, n: object, mentions: list[tuple[re.Match, set[st
     return after[0] if after else before[-1] if before else (None, None)
 
 
-def _wrong_currency(task: Task, record: EpisodeRecord, text: str) -> list[str]:
+def _wrong_currency(task: Task, all_facts: list[Fact], text: str) -> list[str]:
     """In a sentence that states a money fact: the currency its number is written with (``_currency_of``)
     must be able to name the fact's, and a currency mention no number is written with ("In EUR, the order
     totals 107128.78", "worth of EUR") must name the fact's currency or one the request names (the base
     of a rate: "the USD to CAD rate is 1.4156"). A mention another number owns ("142.65 EUR is 11891.32
     INR") is that number's."""
-    facts = [f for f in task_facts(task) if f.currency and f.value is not None]
+    facts = [f for f in all_facts if f.currency and f.value is not None]
     asked = set().union(*_codes(norm(task.get("request") or "")), set())
     currencies = {f.currency for f in facts}
-    for sentence in _SENTENCES.split(text) if facts else ():
+    for sentence in SENTENCES.split(text) if facts else ():
         mentions = [(m, codes) for m in _TOKEN.finditer(sentence) if (codes := currency_codes(m.group(0)))]
         nums = numbers(sentence) if mentions else []
         stated = [n for n in nums if any(number_matches(n, f.value, fact_decimals(f.value)) for f in facts)]
@@ -182,10 +183,10 @@ def _wrong_currency(task: Task, record: EpisodeRecord, text: str) -> list[str]:
     return []
 
 
-def _second_value(task: Task, text: str) -> list[str]:
+def _second_value(facts: list[Fact], text: str) -> list[str]:
     """A sentence stating a required fact also states a competitor of it."""
-    for sentence in _SENTENCES.split(text):
-        for fact in task_facts(task):
+    for sentence in SENTENCES.split(text):
+        for fact in facts:
             if any(value_spans(s, sentence) for s in fact.spellings) and any(
                     value_spans(c, sentence) for c in fact.competitors):
                 return ["second_value"]
@@ -199,12 +200,12 @@ def _values(text: str) -> set[str]:
         f"t:{text[a:b].casefold()}" for a, b in leftmost_spans(text, EMAIL)}
 
 
-def _restated(task: Task, record: EpisodeRecord, text: str) -> list[str]:
+def _restated(task: Task, facts: list[Fact], record: EpisodeRecord, text: str) -> list[str]:
     observed = _values(norm(" ".join(json.dumps(c.get("observation", {}), ensure_ascii=False)
                                      for c in record["calls"])))
     known = _values(norm(task.get("request") or "")) | _values(norm(" ".join(
         json.dumps(c.get("args"), ensure_ascii=False, default=str) for c in record["calls"])))
-    for fact in task_facts(task):
+    for fact in facts:
         known |= {v for s in fact.spellings for v in _values(norm(s))}
         if fact.value is not None:
             known.add(f"n:{round(fact.value, 6)}")

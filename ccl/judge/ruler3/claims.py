@@ -30,7 +30,7 @@ from ...world.tools import TOOLS
 from ..answers import expand_negations
 from ..linear import leftmost_spans
 from ..reading import read
-from .answer import EMAIL
+from .answer import EMAIL, SENTENCES
 
 CONSEQUENTIAL = frozenset(name for name, spec in TOOLS.items() if spec.approval or spec.side_effect)
 _MAIL, _FLIGHT, _FILE, _REFUND = "send_email", "book_flight", "delete_file", "issue_refund"
@@ -88,7 +88,6 @@ _OFF = re.compile(r"\s+off\b")
 _BE = re.compile(r"\b(?:is|are|was|were|be|been|being|am)\s+$")
 _EMPHATIC = re.compile(r"\b(?:did|do|does)\s+(?:\S+\s+)?$")
 _CLAUSE_END = re.compile(r"[,;:()]|\s[-–—]\s|\bbut\b|\band\b")
-_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
 _WORD = re.compile(r"[a-z][a-z'-]*")
 _ID = re.compile(r"(?<![\w-])([a-z]{1,4})-\d+(?![\w-])")
 FREE_TEXT_ARGS = frozenset({"body", "subject", "title", "description", "notes"})  # where an address is no target
@@ -218,7 +217,7 @@ def claim_reasons(task: Task, record: EpisodeRecord) -> list[str]:
     gold = frozenset(n["tool"] for n in task["gold"]["nodes"]) & CONSEQUENTIAL
     executed, done = _executed(record), task.get("expected_status") == Status.DONE
     reasons, stated = [], set()
-    for sentence in _SENTENCES.split(text):
+    for sentence in SENTENCES.split(text):
         for claim in sentence_claims(sentence, gold):
             ran = claim.tools & set(executed)
             if claim.denied:
