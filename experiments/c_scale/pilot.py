@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import random
+import re
 import time
 from collections import Counter
 from pathlib import Path
 
 from ccl.artifacts.inputs import split_rows
+from ccl.data import scaled
 from ccl.artifacts.jsonio import read_json, read_jsonl, write_json, write_jsonl
 from ccl.config import load_params, stage_config, stage_with_models
 from ccl.devices import cpu_record
@@ -38,6 +39,7 @@ from ccl.train import torch_trainer as T
 from ccl.train.recipe import TrainRecipe
 from ccl.train.run import train_run
 from ccl.vocabulary import RULER2, RULER3, Run
+from ccl.world.tasks.base import FAMILIES
 from scripts.layout import DATA, PARAMS
 from scripts.model_store import model_store
 
@@ -45,7 +47,6 @@ HERE = Path(__file__).parent
 RESULTS = HERE / "results"
 SEED = 0
 PRECISION = "bfloat16"  # training products and generation (experiments/bf16_cpu: T1-T3 and G1-G3 hold)
-FAMILIES = ("select", "chain", "parallel", "args", "recovery", "permission", "approval", "termination")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,27 +76,9 @@ def oracle_rows() -> list[dict]:
     return list(read_jsonl(DATA / "sft" / "oracle_train.jsonl"))
 
 
-def draw(rows: list[dict], sampler: str, budget: int, seed: int = SEED) -> list[dict]:
-    """``budget`` oracle episodes; a smaller budget's draw is a prefix of a larger one's (nested)."""
-    order = rows[:]
-    random.Random(seed).shuffle(order)
-    if sampler == "uniform":
-        return order[:budget]
-    if sampler == "balanced":
-        return balanced(order, budget)
-    raise SystemExit(f"sampler {sampler!r}: expected uniform or balanced")
-
-
-def balanced(order: list[dict], budget: int) -> list[dict]:
-    """Round-robin over families in FAMILIES order, each family's episodes in ``order``'s order: every
-    family gets an equal share while it has episodes left (approval has 125 in the pool)."""
-    queues = {f: [r for r in order if r["family"] == f] for f in FAMILIES}
-    out: list[dict] = []
-    while len(out) < budget and any(queues.values()):
-        for f in FAMILIES:
-            if queues[f] and len(out) < budget:
-                out.append(queues[f].pop(0))
-    return out
+def draw(rows: list[dict], sampler: str, budget: int) -> list[dict]:
+    """The cell's episodes, drawn as the cpu-scale profile's build_c stage draws them."""
+    return scaled.draw(rows, scaled.ScaledCConfig(budget=budget, sampler=sampler, seed=SEED))
 
 
 def recipe_for(cell: Cell) -> TrainRecipe:
@@ -178,9 +161,26 @@ def run_cell(name: str, work: Path) -> dict:
     return record
 
 
+# The conversions the training templates ask for (ccl/world/tasks/base.py: relative_date, time_12h;
+# args.py: URGENCY), found in a task's request text.
+CONVERSIONS = {
+    "today / tomorrow / the day after": re.compile(r"\b(today|tomorrow|the day after tomorrow)\b"),
+    "in N days": re.compile(r"\bin \d days\b"),
+    "next <weekday>": re.compile(r"\bnext (Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b"),
+    "this coming <weekday>": re.compile(r"\bthis coming \w+day\b"),
+    "12-hour time": re.compile(r"\b\d{1,2}(:\d\d)? ?(am|pm|AM|PM)\b|\bnoon\b"),
+    "urgency phrase": re.compile(r"no rush|low priority|normal priority|regular priority|high priority|"
+                                 r"it's important|urgent|critical, ASAP", re.IGNORECASE),
+}
+
+
 def coverage(rows: list[dict]) -> dict:
-    """Families, templates and renamed episodes in a training draw."""
+    """Families, templates, renamed episodes and conversions in a training draw."""
+    tasks = {t["id"]: t for t in split_rows(DATA / "tasks", "train_pool", need_rows=True)}
+    requests = [tasks[r["task_id"]]["request"] for r in rows]
     return {"episodes": len(rows), "families": dict(Counter(r["family"] for r in rows)),
+            "renamed": sum(bool(tasks[r["task_id"]]["rename"]) for r in rows),
+            "conversions": {k: sum(bool(rx.search(q)) for q in requests) for k, rx in CONVERSIONS.items()},
             "templates": dict(sorted(Counter(r["template"] for r in rows).items()))}
 
 
@@ -195,8 +195,10 @@ def main() -> None:
             raise SystemExit(f"cell {args.name!r}: expected one of {', '.join(CELLS)}")
         print(run_cell(args.name, args.work))
     else:
-        cell = CELLS[args.name or "u128_s48"]
-        print(coverage(draw(oracle_rows(), cell.sampler, cell.budget)))
+        names = [args.name] if args.name else list(CELLS)
+        rows = oracle_rows()
+        counts = {n: coverage(draw(rows, CELLS[n].sampler, CELLS[n].budget)) for n in names}
+        write_json(RESULTS / "coverage.json", {"pool": coverage(rows), **counts})
 
 
 if __name__ == "__main__":
