@@ -23,11 +23,12 @@ from typing_extensions import TypedDict  # pydantic needs this one, not typing's
 from .errors import StageError
 from .vocabulary import DEFAULT_PRECISION, PRECISIONS, RUNS, learned_run
 
-PROFILES = ("paper", "paper-cuda", "cpu", "smoke")  # paper-cuda: paper sizes, a teacher that runs on CUDA
+PROFILES = ("paper", "paper-cuda", "cpu", "cpu-scale", "smoke")  # paper-cuda: paper sizes, a teacher that runs on CUDA;
+# cpu-scale: the competent cpu student of issue 58 (scale/params.yaml, experiments/c_scale)
 # the top level of params.yaml: the profile, the run matrix, and one section per stage
 SECTIONS = ("profile", "runs", "replay_runs", "models", "build_datasets", "distill", "accept_teacher", "build_sft", "train", "evaluate", "analyze",
             "power", "serve_eval", "learned_runs", "dagger_iterations", "dagger", "val_replay_runs", "err", "dpo",
-            "grpo", "bfcl", "bfcl_runs", "fresh_pool", "study1_c")
+            "grpo", "bfcl", "bfcl_runs", "fresh_pool", "study1_c", "scaled_c")
 T = TypeVar("T")
 
 

@@ -13,7 +13,7 @@ def stage_parser(doc: str | None, *, params: bool = True, data: bool = True) -> 
     """An argument parser showing the script's docstring, with the shared options it takes."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     if params:
-        ap.add_argument("--profile", default=None, help="paper | paper-cuda | cpu | smoke (default: params.yaml's profile)")
+        ap.add_argument("--profile", default=None, help="paper | paper-cuda | cpu | cpu-scale | smoke (default: params.yaml's profile)")
         ap.add_argument("--params", type=Path, default=PARAMS, help="parameters file (default params.yaml)")
     if data:
         ap.add_argument("--data", type=Path, default=DATA,

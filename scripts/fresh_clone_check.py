@@ -30,7 +30,7 @@ from ccl.artifacts.dvc_lock import locked_stages, overlapping
 from ccl.artifacts.jsonio import sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
-PIPELINES = ("dvc.yaml", "study2/dvc.yaml")
+PIPELINES = ("dvc.yaml", "study2/dvc.yaml", "scale/dvc.yaml")
 
 # Stages that run no model: rebuilt from what git holds, in dependency order. Each must reproduce the bytes
 # its lock records on any machine (data, tasks and transcripts are hardware-independent).
@@ -38,6 +38,7 @@ MODEL_FREE = (
     "dvc.yaml:build_datasets", "dvc.yaml:accept_teacher", "dvc.yaml:accept_teacher_ruler2", "dvc.yaml:build_sft",
     "dvc.yaml:export_sft", "dvc.yaml:dpo_pairs", "dvc.yaml:bfcl_sample", "dvc.yaml:build_replay", "dvc.yaml:power",
     "study2/dvc.yaml:fresh_pool", "study2/dvc.yaml:rebuild_c", "study2/dvc.yaml:power",
+    "scale/dvc.yaml:build_c",
 )
 # dvc status's words for what an empty cache explains
 CACHE_ABSENT = {"not in cache", "deleted"}

@@ -134,7 +134,7 @@ def lock_commit(root: Path, pipeline: str, targets: list[str], record_outputs: b
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("stages", nargs="+", help="stage names (a foreach group name takes all its items)")
-    ap.add_argument("--pipeline", default="dvc.yaml", help="dvc.yaml (default) or study2/dvc.yaml")
+    ap.add_argument("--pipeline", default="dvc.yaml", help="dvc.yaml (default), study2/dvc.yaml or scale/dvc.yaml")
     ap.add_argument("--record-outputs", action="store_true",
                     help="record outputs whose bytes changed (after rerunning the stage's command by hand)")
     ap.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")

@@ -375,7 +375,7 @@ def write_atomically(path: Path, text: str, expected: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pipeline", default="dvc.yaml", help="the pipeline, relative to the repository root "
-                    "(dvc.yaml or study2/dvc.yaml; default dvc.yaml)")
+                    "(dvc.yaml, study2/dvc.yaml or scale/dvc.yaml; default dvc.yaml)")
     ap.add_argument("--check", action="store_true",
                     help="name the stages whose code entries differ and exit 1; write nothing")
     ap.add_argument("--file", type=Path, help="read (and write) this copy of the pipeline instead; its paths "

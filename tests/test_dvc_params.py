@@ -69,10 +69,11 @@ def declared_params(body: dict) -> dict[str, set[str]]:
 
 
 def param_stages() -> list[tuple[str, Path, str, dict[str, set[str]]]]:
-    """(stage, script, the pipeline's own params file, declared sections by file) for both pipelines."""
+    """(stage, script, the pipeline's own params file, declared sections by file) for every pipeline."""
     out = []
     for pipeline in PIPELINES:
-        prefix, own = ("", "params.yaml") if pipeline == "dvc.yaml" else ("study2:", "study2/params.yaml")
+        folder = pipeline.split("/")[0]
+        prefix, own = ("", "params.yaml") if pipeline == "dvc.yaml" else (f"{folder}:", f"{folder}/params.yaml")
         for name, st in yaml.safe_load((ROOT / pipeline).read_text())["stages"].items():
             body = st.get("do", st)
             module = body["cmd"].split()[2]

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -29,12 +28,10 @@ from ccl.artifacts.jsonio import read_json, read_jsonl, write_json, write_jsonl
 from ccl.config import load_params, stage_config, stage_with_models
 from ccl.devices import cpu_record
 from ccl.episode.evaluate_config import EvaluateConfig
-from ccl.episode.rollout import rollout
-from ccl.judge.rulers import judge_by
-from ccl.judge.validate import validate
 from ccl.models.weights import model_dir
 from ccl.policy.base import GenConfig
 from ccl.policy.load import load_policy
+from ccl.stages import validate_run
 from ccl.train import torch_trainer as T
 from ccl.train.recipe import TrainRecipe
 from ccl.train.run import train_run
@@ -109,38 +106,24 @@ def train_cell(name: str, cell: Cell, work: Path) -> dict:
                      "cpu", on_checkpoint=keep)
 
 
-def judge_all(task: dict, record: dict) -> dict:
-    return {"ruler1": validate(task, record)["success"], RULER2: judge_by(RULER2)(task, record)["success"],
-            RULER3: judge_by(RULER3)(task, record)["success"]}
-
-
 def validate_reading(adapter: Path, out: Path) -> dict:
-    """Every val_pool task played greedily with ``adapter``; transcripts and verdicts to ``out``."""
+    """Every val_pool task played greedily with ``adapter`` (the scale pipeline's validate stage's play
+    and tally); transcripts and verdicts to ``out``."""
     ev, models, _ = stage_with_models(PARAMS, "evaluate", EvaluateConfig, "cpu")
     tasks = split_rows(DATA / "tasks", "val_pool", need_rows=True)
     policy = load_policy(model_store(), models.student, models.student_generation, adapter,
                          GenConfig(max_new_tokens=ev.max_new_tokens), precision=PRECISION)
-    start = time.perf_counter()
-    records = {f.task["id"]: f.episode.record() for f in rollout(tasks, policy, batch_size=ev.batch_size)}
-    seconds = time.perf_counter() - start
-    rows = [{"task_id": t["id"], "family": t["family"], "template": t["template"], "renamed": bool(t["rename"]),
-             **judge_all(t, records[t["id"]]), "record": records[t["id"]]} for t in tasks]
+    rows, seconds = validate_run.play(tasks, policy, ev.batch_size)
     write_jsonl(out, rows)
-    return {"seconds": round(seconds, 1), **tally(rows)}
+    return {"seconds": round(seconds, 1), **validate_run.tally(rows)}
 
 
-def tally(rows: list[dict]) -> dict:
-    """Successes per ruler: pooled, per family, and on renamed / unrenamed catalogues."""
-    out: dict = {"tasks": len(rows)}
-    for ruler in ("ruler1", RULER2, RULER3):
-        by_family = Counter(r["family"] for r in rows if r[ruler])
-        out[ruler] = {"success": sum(r[ruler] for r in rows),
-                      "renamed": sum(r[ruler] for r in rows if r["renamed"]),
-                      "unrenamed": sum(r[ruler] for r in rows if not r["renamed"]),
-                      "by_family": {f: by_family.get(f, 0) for f in FAMILIES}}
-    out["n_by_family"] = {f: sum(r["family"] == f for r in rows) for f in FAMILIES}
-    out["n_renamed"] = sum(r["renamed"] for r in rows)
-    return out
+def step_seconds(log: Path) -> dict:
+    """Each optimizer step's seconds (its tokens over its tokens per second), summarised: the median is
+    robust to a stretch of steps slowed by other work on the machine, which ``train_minutes`` is not."""
+    times = sorted(e["tokens"] / e["tok_per_s"] for e in read_jsonl(log))
+    return {"steps": len(times), "median": round(times[len(times) // 2], 2), "sum_minutes": round(sum(times) / 60, 2),
+            "slowest": round(times[-1], 2)}
 
 
 def run_cell(name: str, work: Path) -> dict:
@@ -150,6 +133,9 @@ def run_cell(name: str, work: Path) -> dict:
     if "summary" not in record:
         record |= {"machine": cpu_record(), "recipe": dataclasses.asdict(recipe_for(cell)),
                    "summary": train_cell(name, cell, work)}
+        write_json(out_json, record)
+    if "step_seconds" not in record:
+        record["step_seconds"] = step_seconds(work / name / "runs" / "C_s0" / "train_log.jsonl")
         write_json(out_json, record)
     record.setdefault("readings", {})
     for step in readings(cell):
@@ -184,13 +170,98 @@ def coverage(rows: list[dict]) -> dict:
             "templates": dict(sorted(Counter(r["template"] for r in rows).items()))}
 
 
+MARGIN = 0.05  # PLAN.md's selection rule: within 5 points of the best
+CAP_MINUTES = 30.0
+
+
+def finished() -> dict[str, dict]:
+    """The committed records of the cells that ran, in CELLS order."""
+    return {n: read_json(RESULTS / f"{n}.json") for n in CELLS if (RESULTS / f"{n}.json").exists()}
+
+
+def select(records: dict[str, dict]) -> dict:
+    """PLAN.md's rule over the grid's final readings (run 0 is not a grid cell)."""
+    rows = []
+    for name, r in records.items():
+        cell, s = CELLS[name], r["summary"]
+        final = r["readings"].get(f"step{cell.steps}")
+        if cell.sampler != "balanced" or final is None:
+            continue
+        rows.append({"cell": name, "budget": cell.budget, "steps": cell.steps, "sampler": cell.sampler,
+                     "success": final[RULER3]["success"] / final["tasks"], "train_minutes": s["train_minutes"],
+                     "eligible": s["stability"] == "passed" and s["train_minutes"] <= CAP_MINUTES})
+    eligible = [x for x in rows if x["eligible"]]
+    if not eligible:
+        return {"candidates": rows, "selected": None}
+    best = max(x["success"] for x in eligible)
+    near = [x for x in eligible if x["success"] >= best - MARGIN - 1e-12]
+    chosen = min(near, key=lambda x: (x["budget"], x["steps"]))
+    return {"rule": f"smallest budget (then fewest steps) within {MARGIN:.0%} of the best ruler-3 validation "
+                    f"success among stable cells trained in at most {CAP_MINUTES:g} minutes",
+            "best": best, "candidates": rows, "selected": chosen}
+
+
+def table(records: dict[str, dict]) -> str:
+    """The curve as a Markdown table: one row per reading, ruler-3 successes pooled, by family, renamed."""
+    head = ["cell", "step", "episodes seen", "train min", "r1", "r2", "r3", "r3 unrenamed", "r3 renamed", *FAMILIES]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for name, r in records.items():
+        for key, rd in r["readings"].items():
+            step = int(key.removeprefix("step"))
+            n, m = rd["tasks"], rd["n_renamed"]
+            r3 = rd[RULER3]
+            fam = [f"{r3['by_family'][f]}/{rd['n_by_family'][f]}" for f in FAMILIES]
+            cells = [name, str(step), str(step * 4), f"{r['summary']['train_minutes']:.1f}" if step == CELLS[name].steps else "",
+                     *(f"{rd[x]['success'] / n:.1%}" for x in ("ruler1", RULER2, RULER3)),
+                     f"{r3['unrenamed']}/{n - m}", f"{r3['renamed']}/{m}", *fam]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(records: dict[str, dict], path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for name, r in records.items():
+        steps = sorted(int(k.removeprefix("step")) for k in r["readings"])
+        for ax, part in zip(axes, ("unrenamed", "renamed")):
+            ys = [r["readings"][f"step{s}"][RULER3][part] /
+                  (r["readings"][f"step{s}"]["tasks"] - r["readings"][f"step{s}"]["n_renamed"]
+                   if part == "unrenamed" else r["readings"][f"step{s}"]["n_renamed"]) for s in steps]
+            ax.plot([4 * s for s in steps], ys, marker="o", label=name)
+    for ax, part in zip(axes, ("unrenamed", "renamed (training aliases)")):
+        ax.set_xscale("log")
+        ax.set_xlabel("episodes seen (steps x 4)")
+        ax.set_ylabel("ruler-3 validation success")
+        ax.set_title(f"val_pool, {part}")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, metadata={"Software": None})
+    plt.close(fig)
+
+
+def report() -> None:
+    records = finished()
+    write_json(RESULTS / "selection.json", select(records))
+    (HERE / "curve.md").write_text(table(records), encoding="utf-8")
+    plot(records, HERE / "curve.png")
+    print((HERE / "curve.md").read_text(encoding="utf-8"))
+    print(read_json(RESULTS / "selection.json"))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["coverage", "cell"])
+    ap.add_argument("what", choices=["coverage", "cell", "report"])
     ap.add_argument("name", nargs="?")
     ap.add_argument("--work", type=Path, default=Path("/tmp/ccl-c-scale"))
     args = ap.parse_args()
-    if args.what == "cell":
+    if args.what == "report":
+        report()
+    elif args.what == "cell":
         if args.name not in CELLS:
             raise SystemExit(f"cell {args.name!r}: expected one of {', '.join(CELLS)}")
         print(run_cell(args.name, args.work))

@@ -1,0 +1,139 @@
+"""The cpu-scale profile (issue 58): its C's draw, its build stage, its validation tally, and that the profile
+trains the recipe the competent-student pilot selected."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from ccl.artifacts.jsonio import read_jsonl, write_jsonl
+from ccl.config import ConfigError, load_params, stage_config
+from ccl.data.scaled import ScaledCConfig, ScaledDrawError, deal, draw
+from ccl.stages import build_scaled_c, validate_run
+from ccl.train.recipe import TrainRecipe
+
+ROOT = Path(__file__).resolve().parents[1]
+SCALE_PARAMS = ROOT / "scale" / "params.yaml"
+SELECTION = ROOT / "experiments" / "c_scale" / "results" / "selection.json"
+
+
+def row(task_id: str, family: str) -> dict:
+    return {"task_id": task_id, "family": family, "source": "oracle", "n_assistant_turns": 2, "messages": []}
+
+
+def test_deal_goes_round_robin_over_families_in_their_order_and_skips_a_family_that_ran_out():
+    order = [row("s1", "select"), row("s2", "select"), row("s3", "select"), row("a1", "args"),
+             row("c1", "chain"), row("c2", "chain")]
+    # FAMILIES order: select, args, chain, ...; args has one episode, so the second round is select, chain
+    assert [r["task_id"] for r in deal(order, 5)] == ["s1", "a1", "c1", "s2", "c2"]
+    assert [r["task_id"] for r in deal(order, 6)] == ["s1", "a1", "c1", "s2", "c2", "s3"]
+
+
+def test_balanced_draw_gives_each_family_an_equal_share_and_smaller_budgets_are_prefixes():
+    rows = [row(f"s{i}", "select") for i in range(30)] + [row(f"p{i}", "approval") for i in range(5)] + \
+           [row(f"t{i}", "termination") for i in range(30)]
+    cfg = ScaledCConfig(budget=24, sampler="balanced", seed=3)
+    big = draw(rows, cfg)
+    families = [r["family"] for r in big]
+    assert families.count("approval") == 5  # its whole pool: 5 of an equal share of 8
+    # five rounds of (select, approval, termination), then approval is out: four rounds of (select,
+    # termination) reach 23, and the tenth round's select makes 24
+    assert (families.count("select"), families.count("termination")) == (10, 9)
+    for budget in (1, 7, 15):
+        assert draw(rows, dataclasses.replace(cfg, budget=budget)) == big[:budget]
+
+
+def test_uniform_draw_is_a_seeded_shuffle_cut_at_the_budget():
+    rows = [row(f"r{i}", "select") for i in range(50)]
+    a = draw(rows, ScaledCConfig(budget=10, sampler="uniform", seed=0))
+    assert len({r["task_id"] for r in a}) == 10
+    assert a == draw(rows, ScaledCConfig(budget=20, sampler="uniform", seed=0))[:10]
+    assert a != draw(rows, ScaledCConfig(budget=10, sampler="uniform", seed=1))
+
+
+def test_a_draw_the_pool_cannot_give_is_refused_with_what_is_short():
+    with pytest.raises(ScaledDrawError, match="budget 4: the pool has only 3"):
+        draw([row("a", "select")] * 3, ScaledCConfig(budget=4))
+    with pytest.raises(ScaledDrawError, match="unknown families \\['gossip'\\]"):
+        deal([row("a", "gossip")], 1)
+    with pytest.raises(ValueError, match="sampler 'stratified' is not one of uniform, balanced"):
+        ScaledCConfig(sampler="stratified")
+
+
+def test_build_scaled_c_writes_the_draw_its_hash_and_composition(tmp_path):
+    data = tmp_path / "data"
+    rows = [row(f"s{i}", "select") for i in range(12)] + [row(f"a{i}", "args") for i in range(12)]
+    write_jsonl(data / "sft" / "oracle_train.jsonl", rows)
+    params = tmp_path / "params.yaml"
+    params.write_text("profile: smoke\nscaled_c:\n  profiles:\n    smoke: {budget: 6, sampler: balanced}\n")
+    record = build_scaled_c.run(params, None, data, tmp_path / "out")
+    written = list(read_jsonl(tmp_path / "out" / "C.jsonl"))
+    assert [r["family"] for r in written] == ["select", "args"] * 3
+    assert record["families"] == {"args": 3, "select": 3} and record["episodes"] == 6
+    assert json.loads((tmp_path / "out" / "C.json").read_text())["sha256"] == record["sha256"]
+    params.write_text("profile: smoke\nscaled_c:\n  profiles:\n    smoke: {budget: 6, sampler: by_template}\n")
+    with pytest.raises(ConfigError, match="scaled_c.sampler"):
+        build_scaled_c.run(params, None, data, tmp_path / "out2")
+
+
+def test_validation_tally_counts_each_ruler_per_family_and_on_renamed_catalogues():
+    rows = [{"family": "args", "renamed": False, "ruler1": True, "ruler2": True, "ruler3": False},
+            {"family": "args", "renamed": True, "ruler1": True, "ruler2": False, "ruler3": False},
+            {"family": "select", "renamed": True, "ruler1": True, "ruler2": True, "ruler3": True}]
+    t = validate_run.tally(rows)
+    assert t["tasks"] == 3 and t["n_renamed"] == 2
+    assert t["n_by_family"]["args"] == 2 and t["n_by_family"]["approval"] == 0
+    assert t["ruler1"]["success"] == 3 and t["ruler1"]["renamed"] == 2 and t["ruler1"]["unrenamed"] == 1
+    assert t["ruler2"]["by_family"]["args"] == 1 and t["ruler2"]["renamed"] == 1
+    assert t["ruler3"] == {"success": 1, "renamed": 1, "unrenamed": 0,
+                           "by_family": {**{f: 0 for f in t["n_by_family"]}, "select": 1}}
+
+
+def test_the_cpu_scale_profile_trains_the_recipe_and_draw_the_pilot_selected():
+    """The profile is the pilot's selected cell: the cpu recipe (params.yaml) with the cell's steps, a quarter
+    of them between checkpoints, and bfloat16; the draw is the cell's budget and sampler."""
+    selection = json.loads(SELECTION.read_text())["selected"]
+    params = load_params(SCALE_PARAMS)
+    recipe, _ = stage_config(params, "train", TrainRecipe, "cpu-scale")
+    cpu, _ = stage_config(load_params(ROOT / "params.yaml"), "train", TrainRecipe, "cpu")
+    steps = selection["steps"]
+    assert recipe == dataclasses.replace(cpu, steps=steps, checkpoint_every=steps // 4, precision="bfloat16")
+    c, _ = stage_config(params, "scaled_c", ScaledCConfig, "cpu-scale")
+    assert (c.budget, c.sampler, c.seed) == (selection["budget"], selection["sampler"], 0)
+
+
+@pytest.mark.slow
+def test_scale_pipeline_commands_run_on_smoke_sizes(tmp_path):
+    """Every command scale/dvc.yaml runs, in pipeline order, on the smoke profile in a scratch root (the same
+    scripts, flags and relative paths as the real run): C drawn, trained in bfloat16 for 4 steps, and every
+    smoke validation task played and judged by the three rulers."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import networkx as nx
+    from dvc.repo import Repo
+
+    (tmp_path / "scale").mkdir()
+    shutil.copy(SCALE_PARAMS, tmp_path / "scale" / "params.yaml")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = lambda cmd: subprocess.run(cmd, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True)  # noqa: E731
+    built = run(f"{sys.executable} -m scripts.build_datasets --profile smoke --out data/v1")
+    assert built.returncode == 0, built.stderr
+    repo = Repo(str(ROOT))
+    stages = [s for s in nx.topological_sort(repo.index.graph.reverse()) if s.path_in_repo == "scale/dvc.yaml"]
+    assert [s.name for s in stages] == ["build_c", "train@C_s0", "validate@C_s0"]
+    for st in stages:
+        done = run(st.cmd.replace("python -m", f"{sys.executable} -m", 1) + " --profile smoke")
+        assert done.returncode == 0, f"{st.name}: {st.cmd}\n{done.stderr[-2000:]}"
+    assert json.loads((tmp_path / "data" / "scale" / "c" / "C.json").read_text())["episodes"] == 16
+    summary = json.loads((tmp_path / "scale" / "runs" / "C_s0" / "summary.json").read_text())
+    assert summary["steps"] == 4 and summary["precision"] == "bfloat16"
+    record = json.loads((tmp_path / "results" / "scale" / "validation" / "C_s0.json").read_text())
+    tasks = len(list(read_jsonl(tmp_path / "data" / "v1" / "tasks" / "val_pool.jsonl")))
+    assert record["tasks"] == tasks == sum(record["n_by_family"].values())
+    played = list(read_jsonl(tmp_path / "results" / "scale" / "validation" / "C_s0.jsonl.gz"))
+    assert record["ruler3"]["success"] == sum(r["ruler3"] for r in played)
