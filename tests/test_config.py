@@ -57,7 +57,7 @@ def test_a_stage_script_prints_one_line_and_no_traceback(tmp_path):
                                              "profile, runs, replay_runs, models, build_datasets, distill, accept_teacher, build_sft, "
                                              "train, "
                                              "evaluate, analyze, power, serve_eval, learned_runs, dagger_iterations, "
-                                             "dagger, val_replay_runs, err, dpo, grpo, bfcl, bfcl_runs, fresh_pool, study1_c"]
+                                             "dagger, val_replay_runs, err, dpo, grpo, bfcl, bfcl_runs, fresh_pool, study1_c, scaled_c"]
 
 
 def test_the_committed_params_are_valid_for_every_profile():

@@ -206,8 +206,8 @@ def table(records: dict[str, dict]) -> str:
     head = ["cell", "step", "episodes seen", "train min", "r1", "r2", "r3", "r3 unrenamed", "r3 renamed", *FAMILIES]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for name, r in records.items():
-        for key, rd in r["readings"].items():
-            step = int(key.removeprefix("step"))
+        for step in sorted(int(k.removeprefix("step")) for k in r["readings"]):
+            rd = r["readings"][f"step{step}"]
             n, m = rd["tasks"], rd["n_renamed"]
             r3 = rd[RULER3]
             fam = [f"{r3['by_family'][f]}/{rd['n_by_family'][f]}" for f in FAMILIES]
