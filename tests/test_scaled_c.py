@@ -56,6 +56,8 @@ def test_uniform_draw_is_a_seeded_shuffle_cut_at_the_budget():
 def test_a_draw_the_pool_cannot_give_is_refused_with_what_is_short():
     with pytest.raises(ScaledDrawError, match="budget 4: the pool has only 3"):
         draw([row("a", "select")] * 3, ScaledCConfig(budget=4))
+    with pytest.raises(ScaledDrawError, match="budget 2: only 1 episodes to deal"):
+        deal([row("a", "select")], 2)
     with pytest.raises(ScaledDrawError, match="unknown families \\['gossip'\\]"):
         deal([row("a", "gossip")], 1)
     with pytest.raises(ValueError, match="sampler 'stratified' is not one of uniform, balanced"):
@@ -102,6 +104,19 @@ def test_the_cpu_scale_profile_trains_the_recipe_and_draw_the_pilot_selected():
     assert recipe == dataclasses.replace(cpu, steps=steps, checkpoint_every=steps // 4, precision="bfloat16")
     c, _ = stage_config(params, "scaled_c", ScaledCConfig, "cpu-scale")
     assert (c.budget, c.sampler, c.seed) == (selection["budget"], selection["sampler"], 0)
+
+
+def test_the_cpu_scale_profile_plays_validation_as_the_pilot_did():
+    """The pilot read every cell with the cpu profile's student, engine, turn length and batch, generating in
+    bfloat16 (experiments/c_scale/pilot.py PRECISION); the profile's validate stage must do the same."""
+    from ccl.config import ModelsConfig
+    from ccl.episode.evaluate_config import EvaluateConfig
+
+    scale, cpu = load_params(SCALE_PARAMS), load_params(ROOT / "params.yaml")
+    models = stage_config(scale, "models", ModelsConfig, "cpu-scale")[0]
+    assert models == dataclasses.replace(stage_config(cpu, "models", ModelsConfig, "cpu")[0], student_precision="bfloat16")
+    ours, theirs = (stage_config(p, "evaluate", EvaluateConfig, prof)[0] for p, prof in ((scale, "cpu-scale"), (cpu, "cpu")))
+    assert (ours.batch_size, ours.max_new_tokens) == (theirs.batch_size, theirs.max_new_tokens) == (32, 128)
 
 
 @pytest.mark.slow

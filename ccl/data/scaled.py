@@ -51,6 +51,8 @@ def draw(rows: list[dict], cfg: ScaledCConfig) -> list[dict]:
 def deal(order: list[dict], budget: int) -> list[dict]:
     """Round-robin over ``FAMILIES``, each family's episodes in ``order``'s order; a family whose
     episodes run out drops out of the rotation."""
+    if budget > len(order):
+        raise ScaledDrawError(f"budget {budget}: only {len(order)} episodes to deal")
     queues = {f: deque(r for r in order if r["family"] == f) for f in FAMILIES}
     unknown = {r["family"] for r in order} - set(queues)
     if unknown:

@@ -34,6 +34,7 @@ from ccl.policy.load import load_policy
 from ccl.stages import validate_run
 from ccl.train import torch_trainer as T
 from ccl.train.recipe import TrainRecipe
+from ccl.train.errors import Diverged
 from ccl.train.run import train_run
 from ccl.vocabulary import RULER2, RULER3, Run
 from ccl.world.tasks.base import FAMILIES
@@ -51,6 +52,7 @@ class Cell:
     sampler: str  # "uniform": a random draw of the pool; "balanced": see PLAN.md's data rule
     budget: int  # oracle episodes
     steps: int  # optimizer steps of 4 episodes
+    selectable: bool = True  # PLAN.md: the 1,000 x 2 cell is over the cap by design, never selectable
 
     @property
     def epochs(self) -> float:
@@ -65,7 +67,7 @@ CELLS: dict[str, Cell] = {
     "b256_s128": Cell("balanced", 256, 128),
     "b512_s256": Cell("balanced", 512, 256),
     "b1000_s250": Cell("balanced", 1000, 250),
-    "b1000_s500": Cell("balanced", 1000, 500),
+    "b1000_s500": Cell("balanced", 1000, 500, selectable=False),
 }
 
 
@@ -85,7 +87,10 @@ def recipe_for(cell: Cell) -> TrainRecipe:
 
 
 def readings(cell: Cell) -> tuple[int, ...]:
-    return (cell.steps // 2, cell.steps)
+    """Half way and the end; the half-way reading is the checkpoint at or before half the steps (the
+    adapter is saved when a checkpoint is written: step 124 of 250, whose checkpoints fall every 62)."""
+    every = recipe_for(cell).checkpoint_every
+    return (cell.steps // 2 // every * every, cell.steps)
 
 
 def train_cell(name: str, cell: Cell, work: Path) -> dict:
@@ -131,8 +136,13 @@ def run_cell(name: str, work: Path) -> dict:
     out_json = RESULTS / f"{name}.json"
     record = read_json(out_json) if out_json.exists() else {"cell": name, **dataclasses.asdict(cell)}
     if "summary" not in record:
-        record |= {"machine": cpu_record(), "recipe": dataclasses.asdict(recipe_for(cell)),
-                   "summary": train_cell(name, cell, work)}
+        record |= {"machine": cpu_record(), "recipe": dataclasses.asdict(recipe_for(cell))}
+        try:
+            record["summary"] = train_cell(name, cell, work)
+        except Diverged as e:  # the cell stays in the report as broken (selection skips it)
+            record["summary"] = {"stability": "broken", "reason": str(e)}
+            write_json(out_json, record)
+            raise
         write_json(out_json, record)
     if "step_seconds" not in record:
         record["step_seconds"] = step_seconds(work / name / "runs" / "C_s0" / "train_log.jsonl")
@@ -184,8 +194,8 @@ def select(records: dict[str, dict]) -> dict:
     rows = []
     for name, r in records.items():
         cell, s = CELLS[name], r["summary"]
-        final = r["readings"].get(f"step{cell.steps}")
-        if cell.sampler != "balanced" or final is None:
+        final = r.get("readings", {}).get(f"step{cell.steps}")
+        if cell.sampler != "balanced" or not cell.selectable or final is None:
             continue
         rows.append({"cell": name, "budget": cell.budget, "steps": cell.steps, "sampler": cell.sampler,
                      "success": final[RULER3]["success"] / final["tasks"], "train_minutes": s["train_minutes"],
@@ -196,7 +206,7 @@ def select(records: dict[str, dict]) -> dict:
     best = max(x["success"] for x in eligible)
     near = [x for x in eligible if x["success"] >= best - MARGIN - 1e-12]
     chosen = min(near, key=lambda x: (x["budget"], x["steps"]))
-    return {"rule": f"smallest budget (then fewest steps) within {MARGIN:.0%} of the best ruler-3 validation "
+    return {"rule": f"smallest budget (then fewest steps) within {MARGIN * 100:g} points of the best ruler-3 validation "
                     f"success among stable cells trained in at most {CAP_MINUTES:g} minutes",
             "best": best, "candidates": rows, "selected": chosen}
 
@@ -206,7 +216,7 @@ def table(records: dict[str, dict]) -> str:
     head = ["cell", "step", "episodes seen", "train min", "r1", "r2", "r3", "r3 unrenamed", "r3 renamed", *FAMILIES]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for name, r in records.items():
-        for step in sorted(int(k.removeprefix("step")) for k in r["readings"]):
+        for step in sorted(int(k.removeprefix("step")) for k in r.get("readings", {})):
             rd = r["readings"][f"step{step}"]
             n, m = rd["tasks"], rd["n_renamed"]
             r3 = rd[RULER3]
@@ -215,6 +225,20 @@ def table(records: dict[str, dict]) -> str:
                      *(f"{rd[x]['success'] / n:.1%}" for x in ("ruler1", RULER2, RULER3)),
                      f"{r3['unrenamed']}/{n - m}", f"{r3['renamed']}/{m}", *fam]
             lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def template_table(records: dict[str, dict]) -> str:
+    """Ruler-3 successes per training template at each cell's final reading, read from its transcripts."""
+    counts: dict[str, dict[str, list[int]]] = {}
+    for name in records:
+        for r in read_jsonl(RESULTS / name / f"step{CELLS[name].steps}.jsonl.gz"):
+            tally_ = counts.setdefault(r["template"], {}).setdefault(name, [0, 0])
+            tally_[0] += r[RULER3]
+            tally_[1] += 1
+    lines = ["| template | " + " | ".join(records) + " |", "|" + " --- |" * (len(records) + 1)]
+    for template in sorted(counts):
+        lines.append(f"| {template} | " + " | ".join("{}/{}".format(*counts[template][n]) for n in records) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -246,9 +270,11 @@ def plot(records: dict[str, dict], path: Path) -> None:
 
 def report() -> None:
     records = finished()
+    read = {n: r for n, r in records.items() if f"step{CELLS[n].steps}" in r.get("readings", {})}
     write_json(RESULTS / "selection.json", select(records))
-    (HERE / "curve.md").write_text(table(records), encoding="utf-8")
-    plot(records, HERE / "curve.png")
+    (HERE / "curve.md").write_text(table(records) + "\nFinal readings, ruler 3, per template:\n\n" + template_table(read),
+                                   encoding="utf-8")
+    plot(read, HERE / "curve.png")
     print((HERE / "curve.md").read_text(encoding="utf-8"))
     print(read_json(RESULTS / "selection.json"))
 
