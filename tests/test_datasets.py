@@ -195,7 +195,7 @@ def test_verify_checks_every_field_and_refuses_malformed_manifests(smoke_builds,
 
 
 def test_params_errors_name_the_problem():
-    with pytest.raises(ConfigError, match="unknown profile 'huge'; valid profiles: paper, paper-cuda, cpu, smoke"):
+    with pytest.raises(ConfigError, match="unknown profile 'huge'; valid profiles: paper, paper-cuda, cpu, cpu-scale, smoke"):
         stage_config({"profile": "huge"}, "build_datasets", BuildDatasetsConfig)
     with pytest.raises(ConfigError, match=r"build_datasets: unknown key\(s\) \['train_size'\]"):
         stage_config({"profile": "cpu", "build_datasets": {"train_size": 3}}, "build_datasets",
