@@ -78,11 +78,19 @@ def tally(rows: list[dict]) -> dict:
     return out
 
 
-def run(p: Plan, store: ModelStore, data: Path, out: Path, model_path: str | None = None) -> dict:
+def play_val_pool(store: ModelStore, models: ModelsConfig, cfg: EvaluateConfig, adapter: Path, data: Path,
+                  model_path: str | None = None) -> tuple[list[dict], float]:
+    """Every task of ``data``'s validation pool played by ``adapter`` on ``models``' engine and precision,
+    with ``cfg``'s turn length and batch (``play``'s rows and seconds); the competent-student pilot calls
+    this too, so its cells and this stage play alike."""
     tasks = split_rows(data / "tasks", VAL_POOL, need_rows=True)
-    policy = load_policy(store, p.models.student, p.models.student_generation, p.adapter,
-                         GenConfig(max_new_tokens=p.cfg.max_new_tokens), model_path, p.models.student_precision)
-    rows, seconds = play(tasks, policy, p.cfg.batch_size)
+    policy = load_policy(store, models.student, models.student_generation, adapter,
+                         GenConfig(max_new_tokens=cfg.max_new_tokens), model_path, models.student_precision)
+    return play(tasks, policy, cfg.batch_size)
+
+
+def run(p: Plan, store: ModelStore, data: Path, out: Path, model_path: str | None = None) -> dict:
+    rows, seconds = play_val_pool(store, p.models, p.cfg, p.adapter, data, model_path)
     write_jsonl(out / f"{p.name}.jsonl.gz", rows)
     record = {"name": p.name, "profile": p.profile, "model": p.models.student, "backend": p.models.student_generation,
               **precision_fields(p.models.student_precision), "split": VAL_POOL,

@@ -23,18 +23,16 @@ from collections import Counter
 from pathlib import Path
 
 from ccl.artifacts.inputs import split_rows
-from ccl.data import scaled
 from ccl.artifacts.jsonio import read_json, read_jsonl, write_json, write_jsonl
 from ccl.config import load_params, stage_config, stage_with_models
+from ccl.data import scaled
 from ccl.devices import cpu_record
 from ccl.episode.evaluate_config import EvaluateConfig
 from ccl.models.weights import model_dir
-from ccl.policy.base import GenConfig
-from ccl.policy.load import load_policy
 from ccl.stages import validate_run
 from ccl.train import torch_trainer as T
-from ccl.train.recipe import TrainRecipe
 from ccl.train.errors import Diverged
+from ccl.train.recipe import TrainRecipe
 from ccl.train.run import train_run
 from ccl.vocabulary import RULER2, RULER3, Run
 from ccl.world.tasks.base import FAMILIES
@@ -53,10 +51,6 @@ class Cell:
     budget: int  # oracle episodes
     steps: int  # optimizer steps of 4 episodes
     selectable: bool = True  # PLAN.md: the 1,000 x 2 cell is over the cap by design, never selectable
-
-    @property
-    def epochs(self) -> float:
-        return self.steps * 4 / self.budget
 
 
 # PLAN.md's cells. u128 is the published cpu recipe's size in bfloat16 (run 0: its failures are read
@@ -112,13 +106,12 @@ def train_cell(name: str, cell: Cell, work: Path) -> dict:
 
 
 def validate_reading(adapter: Path, out: Path) -> dict:
-    """Every val_pool task played greedily with ``adapter`` (the scale pipeline's validate stage's play
-    and tally); transcripts and verdicts to ``out``."""
+    """Every val_pool task played greedily with ``adapter`` by the scale pipeline's validate stage's play
+    (the cpu profile's engine, generating in bfloat16) and tallied as it tallies; transcripts and verdicts
+    to ``out``."""
     ev, models, _ = stage_with_models(PARAMS, "evaluate", EvaluateConfig, "cpu")
-    tasks = split_rows(DATA / "tasks", "val_pool", need_rows=True)
-    policy = load_policy(model_store(), models.student, models.student_generation, adapter,
-                         GenConfig(max_new_tokens=ev.max_new_tokens), precision=PRECISION)
-    rows, seconds = validate_run.play(tasks, policy, ev.batch_size)
+    models = dataclasses.replace(models, student_precision=PRECISION)
+    rows, seconds = validate_run.play_val_pool(model_store(), models, ev, adapter, DATA)
     write_jsonl(out, rows)
     return {"seconds": round(seconds, 1), **validate_run.tally(rows)}
 
@@ -211,12 +204,17 @@ def select(records: dict[str, dict]) -> dict:
             "best": best, "candidates": rows, "selected": chosen}
 
 
+def reading_steps(record: dict) -> list[int]:
+    """The steps a cell's record holds readings at, in order (its keys are ``step<k>``)."""
+    return sorted(int(k.removeprefix("step")) for k in record.get("readings", {}))
+
+
 def table(records: dict[str, dict]) -> str:
     """The curve as a Markdown table: one row per reading, ruler-3 successes pooled, by family, renamed."""
     head = ["cell", "step", "episodes seen", "train min", "r1", "r2", "r3", "r3 unrenamed", "r3 renamed", *FAMILIES]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for name, r in records.items():
-        for step in sorted(int(k.removeprefix("step")) for k in r.get("readings", {})):
+        for step in reading_steps(r):
             rd = r["readings"][f"step{step}"]
             n, m = rd["tasks"], rd["n_renamed"]
             r3 = rd[RULER3]
@@ -249,11 +247,11 @@ def plot(records: dict[str, dict], path: Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for name, r in records.items():
-        steps = sorted(int(k.removeprefix("step")) for k in r["readings"])
+        steps = reading_steps(r)
+        reads = [r["readings"][f"step{s}"] for s in steps]
         for ax, part in zip(axes, ("unrenamed", "renamed")):
-            ys = [r["readings"][f"step{s}"][RULER3][part] /
-                  (r["readings"][f"step{s}"]["tasks"] - r["readings"][f"step{s}"]["n_renamed"]
-                   if part == "unrenamed" else r["readings"][f"step{s}"]["n_renamed"]) for s in steps]
+            ys = [rd[RULER3][part] / (rd["n_renamed"] if part == "renamed" else rd["tasks"] - rd["n_renamed"])
+                  for rd in reads]
             ax.plot([4 * s for s in steps], ys, marker="o", label=name)
     for ax, part in zip(axes, ("unrenamed", "renamed (training aliases)")):
         ax.set_xscale("log")
