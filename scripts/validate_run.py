@@ -2,8 +2,9 @@
 
     python -m scripts.validate_run --params scale/params.yaml --name C_s0 --adapter scale/runs/C_s0 --out results/scale/validation
 
-Writes <out>/<name>.jsonl.gz (each task's transcript and verdicts) and <out>/<name>.json (success pooled,
-per family and on renamed catalogues, per ruler). Validation only: no evaluation split is read.
+Writes <out>/<name>.jsonl.gz (each task's transcript and verdicts), <out>/<name>.json (success pooled,
+per family and on renamed catalogues, per ruler) and <out>/<name>.generation.json (seconds and machine).
+Validation only: no evaluation split is read.
 """
 from __future__ import annotations
 

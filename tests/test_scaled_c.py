@@ -148,6 +148,9 @@ def test_scale_pipeline_commands_run_on_smoke_sizes(tmp_path):
     summary = json.loads((tmp_path / "scale" / "runs" / "C_s0" / "summary.json").read_text())
     assert summary["steps"] == 4 and summary["precision"] == "bfloat16"
     record = json.loads((tmp_path / "results" / "scale" / "validation" / "C_s0.json").read_text())
+    assert not {"seconds", "machine"} & set(record)  # timing lives beside the results, not in them
+    timing = json.loads((tmp_path / "results" / "scale" / "validation" / "C_s0.generation.json").read_text())
+    assert timing["seconds"] > 0 and timing["machine"]["threads"] >= 1
     tasks = len(list(read_jsonl(tmp_path / "data" / "v1" / "tasks" / "val_pool.jsonl")))
     assert record["tasks"] == tasks == sum(record["n_by_family"].values())
     played = list(read_jsonl(tmp_path / "results" / "scale" / "validation" / "C_s0.jsonl.gz"))

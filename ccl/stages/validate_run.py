@@ -6,8 +6,10 @@ can check that the recipe reproduces. Validation only: no evaluation split is re
 greedily by the profile's engine and precision (params ``models``), with the turn length and batch of
 params ``evaluate``, and judged by ruler 1 (the pre-registered validator), ruler 2 and ruler 3 (strict
 success each). Writes ``<out>/<name>.jsonl.gz`` (per task: family, template, renamed, the three
-verdicts and the transcript) and ``<out>/<name>.json`` (success pooled, per family and on renamed and
-unrenamed catalogues, per ruler; the generation's seconds and the machine).
+verdicts and the transcript), ``<out>/<name>.json`` (success pooled, per family and on renamed and
+unrenamed catalogues, per ruler) and ``<out>/<name>.generation.json`` (the seconds the play took and the
+machine): the timing stays out of the results, so a rerun with the same transcripts rewrites the results'
+bytes exactly.
 """
 from __future__ import annotations
 
@@ -94,7 +96,8 @@ def run(p: Plan, store: ModelStore, data: Path, out: Path, model_path: str | Non
     write_jsonl(out / f"{p.name}.jsonl.gz", rows)
     record = {"name": p.name, "profile": p.profile, "model": p.models.student, "backend": p.models.student_generation,
               **precision_fields(p.models.student_precision), "split": VAL_POOL,
-              "max_new_tokens": p.cfg.max_new_tokens, "seconds": round(seconds, 1), "machine": cpu_record(),
-              **tally(rows)}
+              "max_new_tokens": p.cfg.max_new_tokens, **tally(rows)}
     write_json(out / f"{p.name}.json", record)
-    return record
+    timing = {"name": p.name, "seconds": round(seconds, 1), "machine": cpu_record()}
+    write_json(out / f"{p.name}.generation.json", timing)
+    return record | timing
