@@ -63,3 +63,17 @@ def deal(order: list[dict], budget: int) -> list[dict]:
             if queues[family] and len(out) < budget:
                 out.append(queues[family].popleft())
     return out
+
+
+def fresh_tasks(tasks: list[dict], oracle_rows: list[dict], cfg: ScaledCConfig) -> list[dict]:
+    """The training pool's tasks outside C's draw (``cfg``), in the order the same draw continues past
+    ``cfg.budget`` (issue 59: the learning arms take their tasks from the front, so none learns from a task
+    C trained on, and C+'s extra oracle episodes are the first of them). ``oracle_rows``: the pool's oracle
+    episodes, one per task, in pool order."""
+    whole = draw(oracle_rows, ScaledCConfig(len(oracle_rows), cfg.sampler, cfg.seed))
+    by_id = {t["id"]: t for t in tasks}
+    unknown = [r["task_id"] for r in whole if r["task_id"] not in by_id]
+    if unknown or len(by_id) != len(whole):
+        raise ScaledDrawError(f"the oracle episodes and the training tasks differ: {len(whole)} episodes for "
+                              f"{len(by_id)} tasks, {len(unknown)} episodes of unknown tasks (e.g. {unknown[:1]})")
+    return [by_id[r["task_id"]] for r in whole[cfg.budget:]]

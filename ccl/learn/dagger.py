@@ -34,6 +34,7 @@ from ..episode.oracle import OraclePolicy
 from ..episode.rollout import act_batch, rollout
 from ..episode.runtime import Episode, format_action, fresh_memory, parse_action, run_episode
 from ..judge.ruler2 import judge
+from ..judge.rulers import REWARD_RULERS
 from ..vocabulary import RULER2
 from ..records import Task
 from .expert import label
@@ -51,6 +52,13 @@ class DaggerConfig:
     batch_size: int = 32
     max_new_tokens: int = 128
     seed: int = 0
+    # the ruler the student's own turns are graded under (the visits' student_passes, DPO's pairs): the
+    # published DAgger runs graded under ruler 2; the cpu-scale arms (issue 59) name ruler 3
+    ruler: str = RULER2
+
+    def __post_init__(self) -> None:
+        if self.ruler not in REWARD_RULERS:
+            raise ValueError(f"dagger.ruler {self.ruler!r}: one of {', '.join(REWARD_RULERS)}")
 
     def beta(self, iteration: int) -> float:
         if not 1 <= iteration <= len(self.betas):
@@ -73,8 +81,8 @@ class ExpertMix:
     lock-step turns) to ``ccl.episode.rollout``; the student's KV cache simply misses when the executed
     text was not its own."""
 
-    def __init__(self, student: Any, beta: float, stream: str):
-        self.student, self.beta, self.stream = student, beta, stream
+    def __init__(self, student: Any, beta: float, stream: str, ruler: str = RULER2):
+        self.student, self.beta, self.stream, self.ruler = student, beta, stream, ruler
         self.visits: list[dict] = []
 
     @property
@@ -103,8 +111,7 @@ class ExpertMix:
     def _choose(self, ep: Episode, text: str) -> str:
         task, turn = ep.task, len(ep.turns)
         lab = label(task, ep)
-        grade = grade_turn(task, ep, text, RULER2)  # the student's own turn, graded from this state (the published
-        # DAgger runs graded under ruler 2; issue 59 names its own ruler)
+        grade = grade_turn(task, ep, text, self.ruler)  # the student's own turn, graded from this state
         expert = random.Random(f"{self.stream}|{task['id']}|{turn}").random() < self.beta
         executed = lab.text if expert else text
         self.visits.append({"task_id": task["id"], "turn": turn, "student": text, "label": lab.text,
@@ -173,7 +180,7 @@ class Iteration:
 
 def run_iteration(tasks: list[Task], student: Any, cfg: DaggerConfig, iteration: int) -> Iteration:
     """Roll the student out on ``tasks`` with the expert watching; label, build rows, count."""
-    mix = ExpertMix(student, cfg.beta(iteration), f"dagger|{cfg.seed}|{iteration}")
+    mix = ExpertMix(student, cfg.beta(iteration), f"dagger|{cfg.seed}|{iteration}", cfg.ruler)
     done = {task["id"]: (ep, memory) for task, ep, memory, _ in rollout(tasks, mix, batch_size=cfg.batch_size)}
     by_task: dict[str, list[dict]] = {}
     for v in mix.visits:

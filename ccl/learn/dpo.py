@@ -14,6 +14,7 @@ and serving stages load it as any run's.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -37,6 +38,29 @@ class DpoConfig:
     batch_size: int = 4  # pairs per step
     max_length: int = 2048  # prompt + completion tokens, C's (TrainRecipe.max_length); longer pairs are left out
     seed: int = 0
+    # TRL's loss terms and their weights (issue 59): ("sigmoid", "sft") with weights (1, a) adds the chosen
+    # side's NLL to DPO's loss (RPO), against likelihood displacement; the published arm is DPO's alone
+    loss_type: tuple[str, ...] = ("sigmoid",)
+    loss_weights: tuple[float, ...] | None = None
+    precision: str = "float32"  # bfloat16: TRL's CPU autocast (the LoRA weights and optimizer stay float32)
+
+    def __post_init__(self) -> None:
+        if self.loss_weights is not None and len(self.loss_weights) != len(self.loss_type):
+            raise ValueError(f"dpo.loss_weights {list(self.loss_weights)}: one weight per loss_type "
+                             f"{list(self.loss_type)}")
+        if self.precision not in ("float32", "bfloat16"):
+            raise ValueError(f"dpo.precision {self.precision!r}: float32 or bfloat16")
+
+    def record(self) -> dict:
+        """The settings as a run's config.json writes them: a setting at its default is left out when it
+        did not exist when the published arm ran, so that arm's record keeps its bytes."""
+        out = dataclasses.asdict(self)
+        for key, default in (("loss_type", ("sigmoid",)), ("loss_weights", None), ("precision", "float32")):
+            if out[key] == default:
+                del out[key]
+            elif isinstance(out[key], tuple):
+                out[key] = list(out[key])
+        return out
 
 
 @dataclass(frozen=True)
@@ -69,9 +93,10 @@ def train_dpo(model: Any, tok: Any, rows: list[dict], cfg: DpoConfig, work: Path
     pairs = Dataset.from_list([{k: r[k] for k in ("prompt", "chosen", "rejected")} for r in used])
     args = DPOConfig(output_dir=str(work), per_device_train_batch_size=cfg.batch_size, max_steps=cfg.steps,
                      learning_rate=cfg.lr, lr_scheduler_type="cosine", warmup_steps=cfg.warmup, beta=cfg.beta,
-                     max_length=cfg.max_length, loss_type=["sigmoid"], logging_steps=1, save_strategy="no",
+                     max_length=cfg.max_length, loss_type=list(cfg.loss_type), logging_steps=1, save_strategy="no",
                      report_to=[], use_cpu=model.device.type == "cpu", seed=cfg.seed, data_seed=cfg.seed,
-                     bf16=False, gradient_checkpointing=False, dataloader_num_workers=0)
+                     bf16=cfg.precision == "bfloat16", gradient_checkpointing=False, dataloader_num_workers=0,
+                     **({"loss_weights": list(cfg.loss_weights)} if cfg.loss_weights is not None else {}))
     trainer = DPOTrainer(model=model, args=args, train_dataset=pairs, processing_class=tok)
     if "ref" not in model.peft_config:  # TRL's fallback would make the base model the reference, not C
         raise RuntimeError("TRL did not copy the starting adapter into a reference adapter; the reference would "

@@ -95,6 +95,11 @@ class GrpoConfig:
     # the ruler the reward reads (ccl.judge.rulers): ruler 3 (issue 57). The published arms trained under
     # ruler 2 (their params name it) and record no ruler, as they did before the setting existed.
     ruler: str = RULER3
+    # screening (issue 59): an episode ccl.learn.hacking flags leaves its group before advantages are
+    # computed, so a farmed success is never reinforced; a run without it records no such key
+    screen_flagged: bool = False
+    # the step after which the stage keeps the adapter (a point on the arm's curve); 0: none, unrecorded
+    keep_at: int = 0
 
     def __post_init__(self) -> None:
         if self.ruler not in REWARD_RULERS:
@@ -116,6 +121,9 @@ class GrpoConfig:
             del out["sampler"]
         if out["ruler"] == RULER2:
             del out["ruler"]
+        for key in ("screen_flagged", "keep_at"):
+            if not out[key]:
+                del out[key]
         return out
 
     def step_tasks(self, pool: list[Task], step: int) -> list[Task]:
@@ -259,12 +267,21 @@ def sample(learner: Learner, tasks: list[Task], step: int) -> list[list[Scored]]
     return [sorted(groups[t["id"]], key=lambda s: s.index) for t in tasks]
 
 
+def screen(group: list[Scored], on: bool) -> list[Scored]:
+    """The group without the episodes ``ccl.learn.hacking`` flags, when screening is on; else the group."""
+    return [s for s in group if not (on and s.flags)]
+
+
 def update(learner: Learner, groups: list[list[Scored]], design: str, lr: float) -> dict:
     """One policy update (``iterations`` of them on the same samples) on the step's groups."""
     cfg, tm = learner.cfg, learner.tm
     rows: list[tuple[Packed, list[float]]] = []
-    dropped = 0
+    dropped = screened = 0
     for group in groups:
+        kept = screen(group, cfg.screen_flagged)
+        screened, group = screened + len(group) - len(kept), kept
+        if len(group) < 2:  # nothing left to compare
+            continue
         packed = [tm.pack(s.episode.messages, cfg.max_length) for s in group]
         advantages = token_advantages(group, design, packed)
         if not any(x for a in advantages for x in a):  # zero spread: DAPO's filter (see the module docstring)
@@ -273,7 +290,7 @@ def update(learner: Learner, groups: list[list[Scored]], design: str, lr: float)
         rows += [(p, a) for p, a in zip(packed, advantages) if a]
     if not rows:  # no group had spread: nothing to learn from this step, and no optimizer step
         return {"loss": None, "kl": None, "clipped": None, "grad_norm": None, "tokens": 0, "sequences": 0,
-                "turns_dropped": 0, "updated": False}
+                "turns_dropped": 0, "updated": False, **_screened(cfg, screened)}
     rows.sort(key=lambda r: len(r[0].input_ids))
     micro = [rows[i:i + cfg.micro_batch] for i in range(0, len(rows), cfg.micro_batch)]
     total = sum(len(a) for _, a in rows)
@@ -297,7 +314,13 @@ def update(learner: Learner, groups: list[list[Scored]], design: str, lr: float)
         learner.opt.step()
         learner.opt.zero_grad(set_to_none=True)
         out = {"loss": loss, "kl": kl / max(total, 1), "clipped": clipped / max(total, 1), "grad_norm": norm}
-    return {**out, "tokens": total, "sequences": len(rows), "turns_dropped": dropped, "updated": True}
+    return {**out, "tokens": total, "sequences": len(rows), "turns_dropped": dropped, "updated": True,
+            **_screened(cfg, screened)}
+
+
+def _screened(cfg: GrpoConfig, n: int) -> dict:
+    """The step log's count of screened episodes, on a screening run only (earlier runs keep their bytes)."""
+    return {"screened": n} if cfg.screen_flagged else {}
 
 
 def step_record(step: int, groups: list[list[Scored]], design: str) -> dict:
@@ -365,7 +388,9 @@ class GrpoResult:
 
 
 def train_grpo(learner: Learner, pool: list[Task], val: list[Task], design: str,
-               progress: Callable[[dict], None] = lambda rec: None) -> GrpoResult:
+               progress: Callable[[dict], None] = lambda rec: None,
+               keep: Callable[[], None] = lambda: None) -> GrpoResult:
+    """``keep``: called once, after step ``cfg.keep_at`` (when set), to keep the adapter of that point."""
     if design not in REWARDS:
         raise ValueError(f"unknown GRPO reward design {design!r}; valid: {', '.join(REWARDS)}")
     cfg = learner.cfg
@@ -385,5 +410,7 @@ def train_grpo(learner: Learner, pool: list[Task], val: list[Task], design: str,
             val_log.append({"step": step + 1, **validate(learner, val)})
         log.append(rec)
         progress(rec)
+        if step + 1 == cfg.keep_at:
+            keep()
     last = sample_rows(groups, cfg.steps - 1) if cfg.steps > 1 else []  # one step: its samples are the first
     return GrpoResult(log, val_log, first, last, round(time.perf_counter() - start, 2))

@@ -7,7 +7,6 @@ adapter is peft's format, which every backend loads).
 """
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,7 +61,7 @@ def run(p: Plan, store: ModelStore, pairs: Path, init: Path, runs: Path, device:
     root.mkdir(parents=True, exist_ok=True)
     save_adapter(tm, root / "adapter")
     atomic_write_bytes(root / "train_log.jsonl", "".join(dumps(e) + "\n" for e in result.log).encode())
-    write_json(root / "config.json", {"run": p.run, "dpo": dataclasses.asdict(p.cfg), "base_model": p.models.student,
+    write_json(root / "config.json", {"run": p.run, "dpo": p.cfg.record(), "base_model": p.models.student,
                                       "init_adapter_sha256": sha256_file(init / "adapter" / ADAPTER_FILE),
                                       "pairs_sha256": sha256_file(pairs), "device": device})
     last = result.log[-1]

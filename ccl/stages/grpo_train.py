@@ -87,9 +87,10 @@ def run(p: Plan, store: ModelStore, init: Path, runs: Path, device: str | None =
         raise ConfigError(f"{p.models.student}: a hybrid (linear-attention) model has no continuous decoder, which "
                           "GRPO's group sampling needs; train a full-attention student")
     sampler = GroupSampler(_sampler_backend(p, store, tm, folder, device), gen, name=p.run)
-    result = train_grpo(Learner(tm, ref, sampler, opt, p.cfg), p.pool, p.val, p.design, progress)
     root = runs / p.run
     root.mkdir(parents=True, exist_ok=True)
+    result = train_grpo(Learner(tm, ref, sampler, opt, p.cfg), p.pool, p.val, p.design, progress,
+                        lambda: save_adapter(tm, root / "half" / "adapter"))
     save_adapter(tm, root / "adapter")
     for name, rows in (("train_log.jsonl", result.log), ("val_log.jsonl", result.val_log)):
         atomic_write_bytes(root / name, "".join(dumps(e) + "\n" for e in rows).encode())
