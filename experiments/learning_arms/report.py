@@ -48,6 +48,36 @@ def reading(name: str) -> dict:
             "ruler2": r["ruler2"]["success"], "ruler1": r["ruler1"]["success"]}
 
 
+def paired(a: str, b: str) -> dict:
+    """Task by task under ruler 3: what ``a`` solves that ``b`` does not (gained) and the reverse (lost), with
+    the exact two-sided sign test (McNemar's exact form) on the discordant tasks."""
+    from scipy.stats import binomtest
+
+    ra = {r["task_id"]: r["ruler3"] for r in read_jsonl(VALIDATION / f"{a}.jsonl.gz")}
+    rb = {r["task_id"]: r["ruler3"] for r in read_jsonl(VALIDATION / f"{b}.jsonl.gz")}
+    if set(ra) != set(rb):
+        raise ValueError(f"{a} and {b} were not read on the same tasks")
+    gained = sum(ra[t] and not rb[t] for t in ra)
+    lost = sum(rb[t] and not ra[t] for t in ra)
+    p = binomtest(gained, gained + lost, 0.5).pvalue if gained + lost else 1.0
+    return {"gained": gained, "lost": lost, "p_exact": round(float(p), 4)}
+
+
+def overchained(name: str) -> dict:
+    """Select-family episodes that failed under ruler 3 after making more tool calls than the oracle's episode
+    of the task (the failure read in the transcripts: a lookup answered, then another tool called)."""
+    from ccl.episode.oracle import OraclePolicy
+    from ccl.episode.runtime import run_episode
+    from ccl.artifacts.inputs import split_rows
+
+    tasks = {t["id"]: t for t in split_rows(ROOT / "data" / "v1" / "tasks", "val_pool")}
+    calls = lambda messages: sum(m["content"].count('"tool"') for m in messages if m["role"] == "assistant")  # noqa: E731
+    failed = [r for r in read_jsonl(VALIDATION / f"{name}.jsonl.gz") if r["family"] == "select" and not r["ruler3"]]
+    more = sum(calls(r["record"]["messages"]) > calls(run_episode(tasks[r["task_id"]], OraclePolicy()).messages)
+               for r in failed)
+    return {"select_failed": len(failed), "select_failed_with_extra_calls": more}
+
+
 def cplus() -> dict:
     steps = log("C_plus_s0")
     half = len(steps) // 2
@@ -109,6 +139,11 @@ def main() -> int:
     arms = {"C+": cplus(), "DAgger": dagger(), "DPO": dpo(), "GRPO": grpo()}
     c = reading("C_s0")
     readings = {"C_s0": c} | {name: reading(name) for arm in arms.values() for _, name in arm["points"]}
+    for name, x in readings.items():
+        x["vs_C"] = paired(name, "C_s0")
+        x["vs_C_plus_half"] = paired(name, "C_plus_half_s0")
+        x["vs_C_plus"] = paired(name, "C_plus_s0")
+        x["overchained"] = overchained(name)
     summary = {"budget_minutes": BUDGET_MINUTES, "c": c, "readings": readings,
                "arms": {k: {**v, "points": [{"minutes": round(m, 2), "run": n} for m, n in v["points"]]}
                         for k, v in arms.items()}}
@@ -126,19 +161,27 @@ def pct(k: int, n: int) -> str:
 
 def tables(s: dict) -> str:
     r, c = s["readings"], s["c"]
-    plus = r["C_plus_s0"]
-    head = "| arm | run | minutes | ruler 3 | vs C | vs C+ | unrenamed | renamed | ruler 2 |\n|---|---|---|---|---|---|---|---|---|\n"
-    rows = [f"| C | C_s0 | 0 | {pct(c['success'], c['tasks'])} | | | {pct(c['unrenamed'], c['n_unrenamed'])} | "
+    def vs(x: dict, key: str, ref: dict) -> str:
+        d = x[key]
+        return f"{100 * (x['rate'] - ref['rate']):+.1f} (+{d['gained']}/-{d['lost']}, p {d['p_exact']:.3f})"
+
+    head = ("| arm | run | minutes | ruler 3 | vs C | vs C+ at 5.0 min | vs C+ at 10.9 min | unrenamed | renamed "
+            "| ruler 2 |\n|---|---|---|---|---|---|---|---|---|---|\n")
+    rows = [f"| C | C_s0 | 0 | {pct(c['success'], c['tasks'])} | | | | {pct(c['unrenamed'], c['n_unrenamed'])} | "
             f"{pct(c['renamed'], c['n_renamed'])} | {c['ruler2']} |"]
     for arm, v in s["arms"].items():
         for p in v["points"]:
             x = r[p["run"]]
             rows.append(f"| {arm} | {p['run']} | {p['minutes']:.1f} | {pct(x['success'], x['tasks'])} | "
-                        f"{100 * (x['rate'] - c['rate']):+.1f} | {100 * (x['rate'] - plus['rate']):+.1f} | "
+                        f"{vs(x, 'vs_C', c)} | {vs(x, 'vs_C_plus_half', r['C_plus_half_s0'])} | "
+                        f"{vs(x, 'vs_C_plus', r['C_plus_s0'])} | "
                         f"{pct(x['unrenamed'], x['n_unrenamed'])} | {pct(x['renamed'], x['n_renamed'])} | {x['ruler2']} |")
     fam_head = "| run | " + " | ".join(f"{f} ({c['n_by_family'][f]})" for f in FAMILIES) + " |\n|---|" + "---|" * len(FAMILIES) + "\n"
     finals = ["C_s0", "C_plus_s0", "C_dagger_s0", "C_dpo_s0", "C_grpo_sparse_s0"]
-    fam = [f"| {n} | " + " | ".join(str(r[n]["by_family"][f]) for f in FAMILIES) + " |" for n in finals]
+    fam = [f"| {n} | " + " | ".join(str(r[n]["by_family"][f]) for f in FAMILIES)
+           + f" | {r[n]['overchained']['select_failed_with_extra_calls']}/{r[n]['overchained']['select_failed']} |"
+           for n in finals]
+    fam_head = fam_head.replace(" |\n|---|", " | select failures with extra calls |\n|---|---|", 1)
     return ("## Validation success against minutes (ruler 3, 150 val_pool tasks)\n\n" + head + "\n".join(rows)
             + "\n\n## Per family, final adapters (ruler-3 successes)\n\n" + fam_head + "\n".join(fam) + "\n")
 
