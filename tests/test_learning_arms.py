@@ -110,3 +110,71 @@ def test_the_learning_arms_settings_are_the_plans():
     g = _arm("grpo", "grpo", GrpoConfig)
     assert (g.ruler, g.screen_flagged, g.sampler, g.steps, g.keep_at, g.lr) == ("ruler3", True, "openvino", 12, 6, 5e-5)
     assert g.task_offset >= d.task_offset + d.tasks_per_iteration * len(d.betas)  # past DAgger's tasks
+
+
+def test_a_warm_start_copies_the_adapters_lora_and_refuses_another_shape(tmp_path, monkeypatch):
+    import torch
+    from safetensors.torch import save_file
+
+    from ccl.train import torch_trainer
+    from ccl.learn import warm_start as warm
+    from ccl.train.errors import TrainingError
+
+    params = {"m.layers.0.q.lora_A.default.weight": torch.nn.Parameter(torch.zeros(2, 3)),
+              "m.layers.0.q.lora_B.default.weight": torch.nn.Parameter(torch.zeros(3, 2))}
+    monkeypatch.setattr(torch_trainer, "trainable", lambda model: params)
+    tm = type("TM", (), {"model": None})()
+    a, b = torch.arange(6.0).reshape(2, 3), -torch.arange(6.0).reshape(3, 2)
+    save_file({"m.layers.0.q.lora_A.weight": a, "m.layers.0.q.lora_B.weight": b}, tmp_path / "ok.safetensors")
+    warm.load_lora(tm, tmp_path / "ok.safetensors")
+    assert torch.equal(params["m.layers.0.q.lora_A.default.weight"], a)
+    assert torch.equal(params["m.layers.0.q.lora_B.default.weight"], b)
+    save_file({"m.layers.0.q.lora_A.weight": a}, tmp_path / "short.safetensors")
+    with pytest.raises(TrainingError, match="1 tensors missing"):
+        warm.load_lora(tm, tmp_path / "short.safetensors")
+    save_file({"m.layers.0.q.lora_A.weight": a.T.contiguous(), "m.layers.0.q.lora_B.weight": b},
+              tmp_path / "shape.safetensors")
+    with pytest.raises(TrainingError, match=r"shape \(3, 2\)"):
+        warm.load_lora(tm, tmp_path / "shape.safetensors")
+
+
+def test_a_checkpoint_resumes_only_under_the_start_that_left_it(tmp_path):
+    from ccl.train.errors import TrainingError
+    from ccl.learn.warm_start import check_start, note_start
+
+    log = tmp_path / "warm_starts.jsonl"
+    c = {"init": "C_s0", "init_adapter_sha256": "aa"}
+    with pytest.raises(TrainingError, match="started from None"):
+        check_start(log, "C_plus_s0", c)  # no record of any start: nothing says the checkpoint is this run's
+    note_start(log, "C_plus_s0", c)
+    note_start(log, "C_dagger_i2_s0", {"continues": "C_dagger_i1_s0"})
+    check_start(log, "C_plus_s0", c)
+    check_start(log, "C_dagger_i2_s0", {"continues": "C_dagger_i1_s0"})
+    with pytest.raises(TrainingError, match="'init_adapter_sha256': 'aa'"):
+        check_start(log, "C_plus_s0", {**c, "init_adapter_sha256": "bb"})  # C retrained since the kill
+    note_start(log, "C_plus_s0", {**c, "init_adapter_sha256": "bb"})  # redone: its line is replaced
+    assert sum(1 for _ in log.read_text().splitlines()) == 2
+
+
+@pytest.mark.parametrize("run", ["runs/C_dpo_s0", "runs/C_grpo_sparse_s0", "study2/runs/C_grpo_dense_s0"])
+def test_the_published_arms_records_are_what_their_params_give_today(run):
+    """The new settings (DPO's loss terms and precision, GRPO's screening and kept step) must leave the
+    published arms' config.json as they were: their params, recorded by today's code, give the same bytes."""
+    import json
+
+    from ccl.vocabulary import training_run
+
+    config = json.loads((ROOT / run / "config.json").read_text())
+    params = load_params(ROOT / ("study2/params.yaml" if run.startswith("study2") else "params.yaml"))
+    if "dpo" in config:
+        assert stage_config(params, "dpo", DpoConfig, "cpu")[0].record() == config["dpo"]
+    else:
+        cfg = stage_config(params, "grpo", GrpoConfig, "cpu")[0]
+        cfg = dataclasses.replace(cfg, seed=cfg.seed + training_run(config["run"]).seed)
+        assert cfg.record() == config["grpo"]
+
+
+def test_grpo_keeps_its_adapter_only_at_a_step_it_runs():
+    with pytest.raises(ValueError, match="grpo.keep_at 13"):
+        GrpoConfig(steps=12, keep_at=13)
+    assert GrpoConfig(steps=12, keep_at=12).keep_at == 12

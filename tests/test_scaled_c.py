@@ -141,8 +141,8 @@ def test_scale_pipeline_commands_run_on_smoke_sizes(tmp_path):
     assert built.returncode == 0, built.stderr
     repo = Repo(str(ROOT))
     stages = [s for s in nx.topological_sort(repo.index.graph.reverse()) if s.path_in_repo == "scale/dvc.yaml"]
-    assert [s.name for s in stages][:3] == ["build_c", "train@C_s0", "validate@C_s0"] or \
-        {"build_c", "train@C_s0", "validate@C_s0"} <= {s.name for s in stages}
+    names = [s.name for s in stages]
+    assert names.index("build_c") < names.index("train@C_s0") < names.index("validate@C_s0")
     assert len(stages) == 3 + 1 + 2 + 4 + 4 + 3 + 1 + 9  # C's; arm_tasks; C+; DAgger; DPO; GRPO; the arms' readings
     for st in stages:
         done = run(st.cmd.replace("python -m", f"{sys.executable} -m", 1) + " --profile smoke")

@@ -110,6 +110,9 @@ class GrpoConfig:
             raise ValueError(f"grpo.group_size {self.group_size}: a group needs 2 or more episodes to compare")
         if self.temperature <= 0:
             raise ValueError(f"grpo.temperature {self.temperature}: GRPO samples; use a temperature above 0")
+        if not 0 <= self.keep_at <= self.steps:
+            raise ValueError(f"grpo.keep_at {self.keep_at}: the step after which the adapter is kept, 0 (none) to "
+                             f"steps ({self.steps})")
         if self.val_tasks < 1 or self.steps < 1:
             raise ValueError(f"grpo: steps ({self.steps}) and val_tasks ({self.val_tasks}) must be 1 or more")
 

@@ -7,13 +7,13 @@ continue C instead of drawing a fresh LoRA:
 - **DAgger**'s iterations (``C_dagger_i<k>_s<seed>``, ``C_dagger_s<seed>``): the schedule's segments,
   the first starting from C and each later one from the previous iteration (``ccl.train.run.Segment``).
 
-The start is planted as the run's own step-0 checkpoint: C's LoRA weights, a fresh optimizer, a fresh
-stability monitor and the validation loss of C itself (the loss the run must not lose). The one training
-loop (``ccl.train.run.train_run``) then resumes from it as from any checkpoint, so a killed run resumes
-from its last real checkpoint and a finished one is bit-identical to an uninterrupted one. The run folder
-also gets ``init.json``: the starting run and its adapter's SHA-256 for the first segment, the run it
-continues for a later one; a checkpoint left by a run from another start is refused. ``keep_half``: the adapter at half the recipe's steps (a checkpoint step) is kept in ``half/adapter``,
-a point on the arm's success-against-minutes curve.
+The start is planted as the run's own step-0 checkpoint (``ccl.learn.warm_start``), and the one training loop
+resumes from it, so a killed run resumes from its last real checkpoint. ``init.json`` in the run folder
+names the start (the starting run and its adapter's SHA-256 for the first segment, the run it continues for
+a later one); the same record goes to ``warm_starts.jsonl`` beside the stability log, which a rerun reads to
+refuse a checkpoint left by a run from another start. ``keep_half``: the adapter at half the recipe's steps
+(a checkpoint step) is kept in ``half/adapter``, a point on the arm's success-against-minutes curve; a run
+resumed past that step without it is refused (DVC deletes ``half/`` before rerunning the stage).
 """
 from __future__ import annotations
 
@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..artifacts.jsonio import read_json, sha256_file, write_json
+from ..artifacts.jsonio import write_json
 from ..config import ConfigError, ModelsConfig, stage_with_models
 from ..models.registry import ModelStore
 from ..models.weights import model_dir
 from ..train.errors import TrainingError
 from ..train.recipe import TrainRecipe
-from ..train.run import RunPaths, Segment, _fingerprint, resolve_device, train_run, validation_set, variant_rows
-from ..train.stability import StabilityMonitor
+from ..train.run import RunPaths, Segment, resolve_device, train_run, variant_rows
+from ..learn.warm_start import check_start, checkpoint_step, note_start, plant, start_record
 from ..vocabulary import Run, parse_run_name, training_run
 from .train import Outputs
 
@@ -36,7 +36,8 @@ from .train import Outputs
 # published stage; it is named here, where the one stage that trains it reads it.
 C_PLUS = "C_plus"
 INIT_RECORD = "init.json"
-HALF = "half"  # the run folder's sub-folder holding the adapter kept at ``keep_at``
+STARTS = "warm_starts.jsonl"  # beside the stability log
+HALF = "half"  # the run folder's sub-folder holding the adapter kept at half the steps
 
 
 @dataclass(frozen=True)
@@ -80,11 +81,21 @@ def run(p: Plan, store: ModelStore, data: Path, out: Outputs, init: Path, train_
     device = resolve_device("torch", device)
     val_file = data / "sft" / "oracle_val.jsonl"
     root = out.runs / p.run.name
-    if segment.index == 1:
-        plant_start(p, folder, train_file, val_file, segment, init, root, device)
-    else:
-        root.mkdir(parents=True, exist_ok=True)
-        write_json(root / INIT_RECORD, {"continues": segment.previous.name})
+    record = start_record(init) if segment.index == 1 else {"continues": segment.previous.name}
+    starts = out.stability_log.with_name(STARTS)
+    from ..train.torch_trainer import CHECKPOINT
+
+    checkpoint = RunPaths(root, CHECKPOINT).checkpoint
+    if checkpoint.exists():
+        check_start(starts, p.run.name, record)
+        if keep_at is not None and checkpoint_step(checkpoint) >= keep_at and not (root / HALF / "adapter").exists():
+            raise ConfigError(f"{checkpoint}: the run is past step {keep_at}, whose adapter ({root / HALF}) is gone "
+                              f"(DVC deletes it before a rerun); delete {root} to start over")
+    elif segment.index == 1:
+        plant(p.run, p.recipe, p.models.student, folder, train_file, val_file, segment, init, root, device)
+    note_start(starts, p.run.name, record)
+    root.mkdir(parents=True, exist_ok=True)
+    write_json(root / INIT_RECORD, record)
     out.stability_log.parent.mkdir(parents=True, exist_ok=True)
     return train_run(p.run, p.recipe, p.models.student, folder, "torch", train_file, val_file, out.runs,
                      out.archive, out.stability_log, device, progress, None, segment, keeper(root, keep_at))
@@ -98,55 +109,3 @@ def keeper(root: Path, keep_at: int | None) -> Callable[[int, object], None]:
         if step == keep_at:
             T.save_adapter(tm, root / HALF / "adapter")
     return keep
-
-
-def plant_start(p: Plan, folder: Path, train_file: Path, val_file: Path, segment: Segment, init: Path,
-                root: Path, device: str) -> None:
-    """Write the run's step-0 checkpoint from ``init``'s adapter, unless the run already has a checkpoint
-    (then it resumes, after checking that the checkpoint came from the same start)."""
-    from ..train import torch_trainer as T
-
-    adapter = init / "adapter" / T.ADAPTER_FILE
-    if not adapter.exists():
-        raise TrainingError(f"{adapter}: no adapter to start from; train {init.name} first")
-    record = {"init": init.name, "init_adapter_sha256": sha256_file(adapter)}
-    paths = RunPaths(root, T.CHECKPOINT)
-    if paths.checkpoint.exists():
-        found = read_json(root / INIT_RECORD) if (root / INIT_RECORD).exists() else None
-        if found != record:
-            raise TrainingError(f"{paths.checkpoint}: left by a run that started from {found}, not {record}; "
-                                f"delete {root} to start over")
-        return
-    root.mkdir(parents=True, exist_ok=True)
-    tm = T.load_for_training(folder, p.recipe, p.run.seed, device)
-    load_lora(tm, adapter)
-    opt = T.make_optimizer(tm, p.recipe)
-    val_before = T.mean_loss(tm, validation_set(tm, val_file, p.recipe), p.recipe.batch_size, lambda n: None)
-    state = {"fingerprint": _fingerprint(p.run, p.recipe, p.models.student, folder, train_file, segment),
-             "monitor": StabilityMonitor(p.recipe.stability, p.recipe.warmup).state(),
-             "val_loss_before": round(val_before, 6), "val_loss_before_from": f"init {init.name}"}
-    write_json(root / INIT_RECORD, record)
-    T.save_checkpoint(paths.checkpoint, 0, tm, opt, state)
-
-
-def load_lora(tm, adapter: Path) -> None:
-    """Copy a saved adapter's LoRA weights into the model's trainable LoRA (the same shape, or refused)."""
-    import torch
-    from safetensors.torch import load_file
-
-    from ..train.torch_trainer import trainable
-
-    weights = load_file(adapter)
-    params = trainable(tm.model)
-    names = {n: n.replace(".default.", ".") for n in params}  # peft's saved names drop the adapter's name
-    missing = sorted(set(names.values()) - set(weights))
-    extra = sorted(set(weights) - set(names.values()))
-    if missing or extra:
-        raise TrainingError(f"{adapter}: its LoRA does not match the recipe's ({len(missing)} tensors missing, "
-                            f"e.g. {missing[:1]}; {len(extra)} unexpected, e.g. {extra[:1]})")
-    with torch.no_grad():
-        for n, q in params.items():
-            w = weights[names[n]]
-            if w.shape != q.shape:
-                raise TrainingError(f"{adapter}: {names[n]} has shape {tuple(w.shape)}, the recipe's {tuple(q.shape)}")
-            q.copy_(w.to(q.dtype))
