@@ -38,7 +38,7 @@ MODEL_FREE = (
     "dvc.yaml:build_datasets", "dvc.yaml:accept_teacher", "dvc.yaml:accept_teacher_ruler2", "dvc.yaml:build_sft",
     "dvc.yaml:export_sft", "dvc.yaml:dpo_pairs", "dvc.yaml:bfcl_sample", "dvc.yaml:build_replay", "dvc.yaml:power",
     "study2/dvc.yaml:fresh_pool", "study2/dvc.yaml:rebuild_c", "study2/dvc.yaml:power",
-    "scale/dvc.yaml:build_c",
+    "scale/dvc.yaml:build_c", "scale/dvc.yaml:arm_tasks", "scale/dvc.yaml:cplus_data",
 )
 # dvc status's words for what an empty cache explains
 CACHE_ABSENT = {"not in cache", "deleted"}
