@@ -17,20 +17,18 @@ resumed past that step without it is refused (DVC deletes ``half/`` before rerun
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from ..artifacts.jsonio import write_json
-from ..config import ConfigError, ModelsConfig, stage_with_models
+from ..config import ConfigError, stage_with_models
 from ..models.registry import ModelStore
 from ..models.weights import model_dir
-from ..train.errors import TrainingError
 from ..train.recipe import TrainRecipe
 from ..train.run import RunPaths, Segment, resolve_device, train_run, variant_rows
 from ..learn.warm_start import check_start, checkpoint_step, note_start, plant, start_record
 from ..vocabulary import Run, parse_run_name, training_run
-from .train import Outputs
+from .train import Outputs, Plan  # the train stage's plan: a run, its recipe, models and profile
 
 # The comparator arm's name. It is not in ccl.vocabulary: adding it there would change a dependency of every
 # published stage; it is named here, where the one stage that trains it reads it.
@@ -38,14 +36,6 @@ C_PLUS = "C_plus"
 INIT_RECORD = "init.json"
 STARTS = "warm_starts.jsonl"  # beside the stability log
 HALF = "half"  # the run folder's sub-folder holding the adapter kept at half the steps
-
-
-@dataclass(frozen=True)
-class Plan:
-    run: Run
-    recipe: TrainRecipe
-    models: ModelsConfig
-    profile: str
 
 
 def warm_run(name: str) -> Run:
