@@ -17,7 +17,7 @@ import yaml
 from .layout import ROOT
 
 PACKAGES = ("ccl", "scripts")  # the repository's own code; anything else is an installed package
-PIPELINES = ("dvc.yaml", "study2/dvc.yaml", "scale/dvc.yaml")  # the others' stages run from the root (wdir ..): the same paths
+PIPELINES = ("dvc.yaml", "study2/dvc.yaml", "scale/dvc.yaml", "study3/dvc.yaml")  # the others' stages run from the root (wdir ..): the same paths
 # Imported by every stage and listed by none: safe only while each is a docstring (tests/test_dvc_deps.py).
 PACKAGE_INITS = tuple(ROOT / package / "__init__.py" for package in PACKAGES)
 

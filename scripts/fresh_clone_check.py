@@ -30,7 +30,7 @@ from ccl.artifacts.dvc_lock import locked_stages, overlapping
 from ccl.artifacts.jsonio import sha256_file
 
 ROOT = Path(__file__).resolve().parents[1]
-PIPELINES = ("dvc.yaml", "study2/dvc.yaml", "scale/dvc.yaml")
+PIPELINES = ("dvc.yaml", "study2/dvc.yaml", "scale/dvc.yaml", "study3/dvc.yaml")
 
 # Stages that run no model: rebuilt from what git holds, in dependency order. Each must reproduce the bytes
 # its lock records on any machine (data, tasks and transcripts are hardware-independent).

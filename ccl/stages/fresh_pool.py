@@ -1,7 +1,8 @@
-"""Stage fresh_pool: study 2's fresh evaluation tasks (ccl.data.fresh_pool), their audit and manifest.
+"""Stage fresh_pool: a study's fresh evaluation tasks (ccl.data.fresh_pool), their audit and manifest.
 
-Reads every split of the first study's data (training, validation and evaluation), so that no fresh task
-repeats a request any of them holds; writes ``out/tasks/<split>.jsonl``, ``out/pool_audit.json`` and
+Reads every split of the first study's data (training, validation and evaluation), and of any later folder
+of tasks named (an earlier study's fresh splits), so that no fresh task repeats a request any of them holds;
+writes ``out/tasks/<split>.jsonl``, ``out/pool_audit.json`` and
 ``out/manifest.json``, each to a temporary name and then renamed.
 """
 from __future__ import annotations
@@ -22,18 +23,25 @@ def config(params: Path, profile: str | None) -> tuple[FreshPoolConfig, str]:
     return stage_config(load_params(params), "fresh_pool", FreshPoolConfig, profile, where=str(params))
 
 
-def existing_splits(tasks_dir: Path) -> dict[str, list[dict]]:
-    """Every split file of ``tasks_dir`` by name; the training and validation pools must be among them."""
+def existing_splits(tasks_dir: Path, also: tuple[Path, ...] = ()) -> dict[str, list[dict]]:
+    """Every split file of ``tasks_dir`` by name (the training and validation pools must be among them), and
+    of each folder in ``also`` as ``<its parent's name>/<split>`` (``study2/eval_id``): the same split names
+    recur across studies."""
     splits = {p.stem: read_rows(p, "build_datasets") for p in sorted(tasks_dir.glob("*.jsonl"))}
     missing = [s for s in ("train_pool", "val_pool") if s not in splits]
     if missing:
         raise InputError(f"{tasks_dir}: no {' or '.join(missing)} split; run the build_datasets stage first")
+    for folder in also:
+        files = sorted(folder.glob("*.jsonl"))
+        if not files:
+            raise InputError(f"{folder}: no task files (<split>.jsonl); name a study's tasks folder")
+        splits.update((f"{folder.parent.name}/{p.stem}", read_rows(p, "fresh_pool")) for p in files)
     return splits
 
 
-def run(cfg: FreshPoolConfig, profile: str, tasks_dir: Path, out: Path) -> dict:
+def run(cfg: FreshPoolConfig, profile: str, tasks_dir: Path, out: Path, also: tuple[Path, ...] = ()) -> dict:
     """Write the fresh splits; returns the audit (also in ``out/pool_audit.json``)."""
-    splits, audit = build_fresh_pool(cfg, existing_splits(tasks_dir))
+    splits, audit = build_fresh_pool(cfg, existing_splits(tasks_dir, also))
     written = []
     for name, tasks in splits.items():
         write_jsonl(out / "tasks" / f"{name}.jsonl", tasks)

@@ -2,7 +2,8 @@
 
 The design is read from params.yaml, never from results: the tasks evaluation runs on each
 primary split (the evaluate section, capped by the split files' sizes), the runs each
-configuration trains (``runs``), the primary contrasts (ccl.vocabulary) and the analysis's
+configuration trains (``runs``), the primary contrasts (ccl.vocabulary; or, for a study that declares its
+design in a file of its own, that file's configurations and family: ``ccl.analysis.declared``) and the analysis's
 alpha. Each contrast is tested at alpha / m (Holm's strictest step over the m contrasts, so
 the figure holds for every contrast); an intersection-union contrast over k comparators
 needs every component to reject, so each component gets power 1 - (1 - power) / k, which
@@ -14,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..analysis.declared import read_design
 from ..analysis.runs import AnalyzeConfig
 from ..artifacts.inputs import split_rows
 from ..config import load_params, stage_config
@@ -31,14 +33,17 @@ class PowerConfig:
     reverse_share: float = 0.05  # q: planned share of tasks the comparator solves and side a fails
     mde_target: float = 0.15  # the largest MDE the design may have (issue 22: 15 points)
     reverse_grid: tuple[float, ...] = (0.0, 0.025, 0.05, 0.075, 0.1)  # q values shown beside the plan
-    family: str = "study1"  # whose primary contrasts (ccl.vocabulary.PRIMARY_FAMILIES)
+    # whose primary contrasts: a name of ccl.vocabulary.PRIMARY_FAMILIES, or the path of a study's design
+    # file (a .yaml, ccl.analysis.declared), whose configurations also give the seeds
+    family: str = "study1"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reverse_grid", tuple(self.reverse_grid))
         if not 0 < self.power < 1 or not 0 < self.mde_target < 1:
             raise ValueError(f"power and mde_target must lie in (0, 1), got {self.power}, {self.mde_target}")
-        if self.family not in PRIMARY_FAMILIES:
-            raise ValueError(f"family must be one of {', '.join(PRIMARY_FAMILIES)}, got {self.family!r}")
+        if self.family not in PRIMARY_FAMILIES and not self.family.endswith(".yaml"):
+            raise ValueError(f"family must be one of {', '.join(PRIMARY_FAMILIES)} or a design file (.yaml), "
+                             f"got {self.family!r}")
 
 
 def primary_tasks(ev: EvaluateConfig, splits: tuple[str, ...], tasks_dir: Path) -> dict[str, int]:
@@ -58,9 +63,13 @@ def run(params_path: Path, profile: str | None, tasks_dir: Path) -> dict:
     an, _ = stage_config(params, "analyze", AnalyzeConfig, profile, where=str(params_path))
     tasks = primary_tasks(ev, an.primary_splits, tasks_dir)
     n = sum(tasks.values())
-    contrasts = PRIMARY_FAMILIES[pw.family]
+    if pw.family in PRIMARY_FAMILIES:
+        contrasts = PRIMARY_FAMILIES[pw.family]
+        seeds = Counter(parse_run_name(r)[0] for r in [*params.get("runs", []), *(params.get("learned_runs") or [])])
+    else:
+        design = read_design(Path(pw.family))
+        contrasts, seeds = design.primary, Counter({c: design.seeds(c) for c in design.configs})
     m = len(contrasts)
-    seeds = Counter(parse_run_name(r)[0] for r in [*params.get("runs", []), *(params.get("learned_runs") or [])])
     rows = []
     for c in contrasts:
         k = len(c.comparators)
