@@ -39,6 +39,7 @@ MODEL_FREE = (
     "dvc.yaml:export_sft", "dvc.yaml:dpo_pairs", "dvc.yaml:bfcl_sample", "dvc.yaml:build_replay", "dvc.yaml:power",
     "study2/dvc.yaml:fresh_pool", "study2/dvc.yaml:rebuild_c", "study2/dvc.yaml:power",
     "scale/dvc.yaml:build_c", "scale/dvc.yaml:arm_tasks", "scale/dvc.yaml:cplus_data",
+    "study3/dvc.yaml:fresh_pool", "study3/dvc.yaml:power",
 )
 # dvc status's words for what an empty cache explains
 CACHE_ABSENT = {"not in cache", "deleted"}

@@ -4,7 +4,8 @@
     python -m scripts.verify --root DIR   # every manifest.json under DIR
     python -m scripts.verify --compare runs/C_s0 /elsewhere/runs/C_s0   # a retrained run against the published one
     python -m scripts.verify --prune-lock   # drop dvc.lock's entries of stages dvc.yaml no longer defines
-    python -m scripts.verify --pipeline study2/dvc.yaml   # study 2 alone: its lock, data/study2 and runs/study2
+    python -m scripts.verify --pipeline study2/dvc.yaml   # study 2 alone: its lock, data/study2 and study2/runs
+    python -m scripts.verify --pipeline study3/dvc.yaml   # study 3 alone: its lock, data/study3 and study3/runs
 
 Exit status 0 when everything matches; 1 with one line per file that differs, is
 missing, or is present but listed in no manifest (UNCHECKED: nothing checks its bytes).
@@ -25,9 +26,10 @@ from ccl.errors import InputError
 from ccl.models import adapter_check
 
 from .layout import DATA, ROOT, STUDY2_DATA, STUDY2_RUNS, TRAIN_RUNS
+from .layout_study3 import STUDY3_DATA, STUDY3_RUNS
 
 # a pipeline other than the root's, and the folders its outputs with manifests live in
-PIPELINE_FOLDERS = {"study2/dvc.yaml": (STUDY2_DATA, STUDY2_RUNS)}
+PIPELINE_FOLDERS = {"study2/dvc.yaml": (STUDY2_DATA, STUDY2_RUNS), "study3/dvc.yaml": (STUDY3_DATA, STUDY3_RUNS)}
 
 
 def main(argv: list[str] | None = None) -> int:
