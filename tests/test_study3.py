@@ -58,7 +58,6 @@ def test_a_request_differing_only_in_case_is_dropped_only_under_the_near_duplica
     near, audit = build_fresh_pool(strict, existing)
     kept = {request_key(t["request"]) for t in near["eval_id"]}
     assert request_key(first["request"]) not in kept
-    assert audit["splits"]["eval_id"]["near_duplicates_of_existing"] == 0
     assert audit["splits"]["eval_id"]["dropped_for_overlap"] >= 1 and "near_duplicates" in audit
 
 
@@ -100,6 +99,16 @@ def test_the_committed_design_names_the_pre_registered_families_and_seeds():
         ("C_dagger_vs_C_plus", "C_dagger", ("C_plus",)), ("C_grpo_sparse_vs_C_plus", "C_grpo_sparse", ("C_plus",))]
     assert [c.name for c in d.secondary] == ["C_dpo_vs_C_plus", "C_plus_vs_C"]
     assert {c: d.seeds(c) for c in d.configs} == {"C": 1, "C_plus": 2, "C_dagger": 2, "C_grpo_sparse": 2, "C_dpo": 1}
+
+
+def test_a_configuration_with_every_run_excluded_enters_holm_with_p_one(tmp_path):
+    _study(tmp_path, OUTCOMES)
+    text = DESIGN.replace("C_dagger: {C_dagger_s0: runs/C_dagger_s0, C_dagger_s1: runs/C_dagger_s1}", "C_dagger: {}")
+    (tmp_path / "study3" / "design.yaml").write_text(text)
+    cfg = AnalyzeConfig(primary_splits=("eval_id",), main_splits=("eval_id",), n_resamples=50)
+    s = analyze(tmp_path, read_design(tmp_path / "study3" / "design.yaml"), tmp_path / "tasks", tmp_path / "results", TIMINGS, cfg)
+    primary = s["families"]["primary"]
+    assert primary["rows"] == [] and not primary["complete"] and "C_dagger" not in s["minutes"]["configs"]
 
 
 @pytest.mark.parametrize("text, problem", [
@@ -197,6 +206,36 @@ def test_a_run_off_c_pluss_minutes_by_more_than_a_quarter_is_named(tmp_path):
     assert m["ratio_to_comparator"]["C_dagger"] == 1.45 and m["off_budget"] == ["C_dagger"]
 
 
+def test_grpo_and_dpo_minutes_are_their_sampling_updates_and_rollout(tmp_path):
+    """GRPO: (30 + 10) + (20 + 0) seconds of sampling and updates = 1.0 min; DPO: a 30 s rollout and 4.5 training
+    minutes = 5.0 min; a configuration with no rule is refused."""
+    from ccl.analysis.study3 import run_minutes
+
+    write_jsonl(tmp_path / "g" / "train_log.jsonl", [{"sample_s": 30, "update_s": 10}, {"sample_s": 20, "update_s": 0}])
+    write_json(tmp_path / "g" / "summary.json", {"sampler_load_seconds": 6.0, "sampler_loads": 3})
+    write_json(tmp_path / "d" / "summary.json", {"train_minutes": 4.5})
+    write_json(tmp_path / TIMINGS.dpo_rollout, {"wall_s": 30})
+    grpo = run_minutes("C_grpo_sparse", "C_grpo_sparse_s1", Path("g"), tmp_path, TIMINGS, {})
+    assert grpo == {"minutes": 1.0, "steps": 2, "sampler_load_minutes": 0.1, "sampler_loads": 3}
+    inputs: dict = {}
+    assert run_minutes("C_dpo", "C_dpo_s0", Path("d"), tmp_path, TIMINGS, inputs)["minutes"] == 5.0
+    assert sorted(inputs) == ["d/summary.json", "results/scale/arms/dpo_rollout.json"]
+    with pytest.raises(ValueError, match="no rule"):
+        run_minutes("C_err", "C_err_s0", Path("d"), tmp_path, TIMINGS, {})
+
+
+def test_seed_matched_rows_pair_runs_by_their_seed_not_their_order(tmp_path):
+    """With C_dagger's seed 0 excluded, its seed 1 meets C_plus's seed 1, never C_plus's first run."""
+    _study(tmp_path, OUTCOMES)
+    text = DESIGN.replace("C_dagger: {C_dagger_s0: runs/C_dagger_s0, C_dagger_s1: runs/C_dagger_s1}",
+                          "C_dagger: {C_dagger_s1: runs/C_dagger_s1}")
+    (tmp_path / "study3" / "design.yaml").write_text(text)
+    cfg = AnalyzeConfig(primary_splits=("eval_id",), main_splits=("eval_id",), n_resamples=50)
+    s = analyze(tmp_path, read_design(tmp_path / "study3" / "design.yaml"), tmp_path / "tasks", tmp_path / "results", TIMINGS, cfg)
+    assert [(m["seed"], m["a_run"], m["b_run"], m["diff"]) for m in s["seed_matched"]] == [
+        (1, "C_dagger_s1", "C_plus_s1", 50.0)]
+
+
 def test_seed_stability_needs_every_seed_on_the_pooled_side():
     family = {"rows": [{"contrast": "x", "diff": 5.0, "significant": True},
                        {"contrast": "y", "diff": -2.0, "significant": True},
@@ -223,6 +262,63 @@ def test_each_conclusion_reads_back_against_its_row_and_a_wrong_number_is_caught
     problems = conclusion_problems(both, family, names, 0.05, page.ARM_NAMES)
     assert any("C_grpo_sparse_vs_C_plus" in p and "exceeds alpha" in p for p in problems)
     assert not [p for p in problems if "C_dagger_vs_C_plus" in p]
+
+
+def test_the_page_check_reads_each_family_on_its_own_and_catches_a_wrong_number():
+    """Three families with different contrasts on one page: every sentence is read against its own family's row,
+    and a sentence whose number is off, or that names no family of the page, is reported."""
+    d = read_design(STUDY3 / "design.yaml")
+    row = lambda c, a, vs, diff: {"contrast": c, "a": a, "vs": vs, "diff": diff, "low": diff - 4, "high": diff + 4,  # noqa: E731
+                                  "p_holm": 0.5, "significant": False}
+    summary = {"alpha": 0.05, "seed_stable": {}, "families": {
+        "primary": {"rows": [row("C_dagger_vs_C_plus", "C_dagger", "C_plus", -3.0),
+                             row("C_grpo_sparse_vs_C_plus", "C_grpo_sparse", "C_plus", 1.0)]},
+        "secondary": {"rows": [row("C_dpo_vs_C_plus", "C_dpo", "C_plus", -2.0), row("C_plus_vs_C", "C_plus", "C", 4.0)]},
+        "sensitivity_ruler2": {"rows": [row("C_dagger_vs_C_plus", "C_dagger", "C_plus", -1.0),
+                                        row("C_grpo_sparse_vs_C_plus", "C_grpo_sparse", "C_plus", 0.0)]}}}
+    keys = ("primary", "secondary", "sensitivity_ruler2")
+    text = "\n".join(f"- {s}" for k in keys for s in page.conclusions(summary, d, k))
+    assert "(`C_dagger_vs_C_plus`, ruler 2 sensitivity): -1.0 points" in text
+    assert page.conclusion_check(summary, d, text, keys, "page") == []
+    wrong = text.replace("(`C_plus_vs_C`, secondary): +4.0", "(`C_plus_vs_C`, secondary): +9.0")
+    assert [p for p in page.conclusion_check(summary, d, wrong, keys, "page") if "C_plus_vs_C" in p and "diff" in p]
+    stray = text + "\n- C+ was not detected to beat C (`C_plus_vs_C`, tertiary): +4.0 points [+0.0, +8.0], Holm p 0.5."
+    assert any("tertiary" in p for p in page.conclusion_check(summary, d, stray, keys, "page"))
+
+
+def _page_root(tmp_path: Path) -> page.Files:
+    """A study-3 root with everything the page reads, from the hand-worked study above."""
+    _study(tmp_path, OUTCOMES)
+    write_json(tmp_path / "runs" / "C_s0" / "summary.json", {"adapter_sha256": "c" * 64})
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "prereg.md").write_text("the plan\n")
+    (tmp_path / "study3" / "deviations.yaml").write_text("- the test's own deviation\n")
+    cfg = AnalyzeConfig(primary_splits=("eval_id",), main_splits=("eval_id",), n_resamples=100)
+    summary = analyze(tmp_path, read_design(tmp_path / "study3" / "design.yaml"), tmp_path / "tasks",
+                      tmp_path / "results", TIMINGS, cfg)
+    write_json(tmp_path / "summary.json", {"profile": "smoke", **summary})
+    write_json(tmp_path / "power.json", {"power": 0.8, "reverse_share": 0.125, "contrasts": [
+        {"contrast": "C_dagger_vs_C_plus", "mde": 0.09}], "curve": [{"reverse_share": 0.1, "C_dagger_vs_C_plus": 0.085}]})
+    write_json(tmp_path / "times.json", {"total_s": 6000.0, "install_s": 90.0, "machine": "a CPU, 2 cores, kernel path amx-bf16",
+                                         "commit": "abc1234", "log": "repro.log", "started_utc": "2026-12-06T23:29Z",
+                                         "exit_status": 0, "stages": [{"stage": "study3/dvc.yaml:analyze", "seconds": 5.0}]})
+    write_json(tmp_path / "audit.json", {"splits": {"eval_id": {"tasks": 4}}})
+    return page.Files(prereg="docs/prereg.md", design="study3/design.yaml", summary="summary.json", power="power.json",
+                      times="times.json", pool_audit="audit.json", deviations="study3/deviations.yaml",
+                      bfcl="bfcl.json", dagger="dagger", dpo_stats="dpo.json")
+
+
+def test_a_page_built_from_its_artifacts_passes_its_own_check_and_a_stale_one_does_not(tmp_path):
+    files = _page_root(tmp_path)
+    out = tmp_path / "out"
+    built = page.write(tmp_path, files, out / "report.md", out / "report.html", tmp_path / "site" / "index.html")
+    assert "- Deviation: the test's own deviation" in built.markdown and "| `C_dagger_vs_C_plus` |" in built.markdown
+    assert "C+ 37.5 [" in built.brief and "(2 seeds)" in built.brief
+    assert page.check(tmp_path, files, out / "report.md") == []
+    (tmp_path / "study3" / "deviations.yaml").write_text("- the test's own deviation\n- one found later\n")
+    problems = page.check(tmp_path, files, out / "report.md")
+    assert any("differs from a fresh build" in p for p in problems)
+    assert any("omit the deviation 'one found later'" in p for p in problems)
 
 
 def test_the_page_constants_are_the_pre_registrations():

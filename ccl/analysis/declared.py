@@ -67,8 +67,10 @@ def _configs(value: Any, where: str) -> dict[str, dict[str, str]]:
         raise InputError(f"{where}: expected a mapping configuration -> {{run: adapter folder}}")
     out = {}
     for config, runs in value.items():
-        if not isinstance(runs, Mapping) or not runs:
-            raise InputError(f"{where}.{config}: expected a mapping run -> adapter folder")
+        # an empty mapping is a configuration whose every run was excluded (docs/preregistration-3.md): its
+        # contrasts enter Holm with p = 1
+        if not isinstance(runs, Mapping):
+            raise InputError(f"{where}.{config}: expected a mapping run -> adapter folder ({{}} when every run was excluded)")
         for run, adapter in runs.items():
             of, seed = parse_run_name(str(run))
             if of != config or seed is None:

@@ -19,7 +19,7 @@ import numpy as np
 from ..artifacts.inputs import read_record, read_rows, split_rows
 from ..artifacts.jsonio import sha256_file
 from ..stats import sign_flip_lattice
-from ..vocabulary import RULER1, RULER2, RULER3, Contrast
+from ..vocabulary import RULER1, RULER2, RULER3, Contrast, parse_run_name
 from .contrasts import aligned_pooled, contrast_family
 from .declared import StudyDesign
 from .intervals import _cell, _pct, interval, pooled
@@ -29,10 +29,10 @@ EPISODES = "episodes.jsonl.gz"  # stage evaluate_fresh's file in each run's fold
 ORACLE_RUN = "oracle"
 # outcome key of a Matrix -> the ruler whose strict success it holds ("success" is ruler 1's, as in study 1)
 OUTCOMES = {RULER3: RULER3, RULER2: RULER2, "success": RULER1}
-FAMILIES = {  # key -> (outcome, which contrasts of the design, label)
-    "primary": (RULER3, "primary", "primary: ruler-3 strict success, Holm over the 2 contrasts, fixed in advance"),
-    "secondary": (RULER3, "secondary", "secondary: ruler-3 strict success, Holm over the 2 contrasts, fixed in advance"),
-    "sensitivity_ruler2": (RULER2, "primary", "sensitivity: the primary contrasts under ruler 2, Holm over the 2"),
+FAMILIES = {  # key -> (outcome, which contrasts of the design, label; {n}: the family's size)
+    "primary": (RULER3, "primary", "primary: ruler-3 strict success, Holm over the {n} contrasts, fixed in advance"),
+    "secondary": (RULER3, "secondary", "secondary: ruler-3 strict success, Holm over the {n} contrasts, fixed in advance"),
+    "sensitivity_ruler2": (RULER2, "primary", "sensitivity: the primary contrasts under ruler 2, Holm over the {n}"),
 }
 EQUAL_MINUTES = 0.25  # docs/preregistration-3.md: an arm off C_plus's minutes by more than this share is a deviation
 COMPARATOR = "C_plus"
@@ -119,19 +119,22 @@ def family_rows(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> list[d
 
 
 def seed_matched(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig, contrasts: tuple[Contrast, ...]) -> list[dict]:
-    """Each one-comparator contrast seed by seed (a's seed k against b's seed k, while both have it): the
-    difference in points, the tasks each side wins and McNemar's exact p (descriptive; the seed-stability rule)."""
+    """Each one-comparator contrast seed by seed (a's seed k against b's seed k, for every seed both sides have):
+    the difference in points, the tasks each side wins and McNemar's exact p (descriptive; the seed-stability
+    rule). Runs are paired by the seed in their names, never by their order."""
     rows = []
     for c in contrasts:
         a, b = c.a, c.comparators[0]
         if a not in configs or b not in configs or len(c.comparators) != 1:
             continue
         xa, xb = aligned_pooled(configs[a], configs[b], cfg.primary_splits, RULER3)
-        for k in range(min(xa.shape[0], xb.shape[0])):
-            d = xa[k] - xb[k]
-            rows.append({"contrast": c.name, "seed": k, "a_run": configs[a].runs[k], "b_run": configs[b].runs[k],
-                         "diff": _pct(d.mean()), "a_wins": int((d > 0).sum()), "b_wins": int((d < 0).sum()),
-                         "p": sign_flip_lattice(d, 1), "n": int(d.size)})
+        seeds_a = {parse_run_name(run)[1]: i for i, run in enumerate(configs[a].runs)}
+        seeds_b = {parse_run_name(run)[1]: i for i, run in enumerate(configs[b].runs)}
+        for k in sorted(set(seeds_a) & set(seeds_b)):
+            d = xa[seeds_a[k]] - xb[seeds_b[k]]
+            rows.append({"contrast": c.name, "seed": k, "a_run": configs[a].runs[seeds_a[k]],
+                         "b_run": configs[b].runs[seeds_b[k]], "diff": _pct(d.mean()), "a_wins": int((d > 0).sum()),
+                         "b_wins": int((d < 0).sum()), "p": sign_flip_lattice(d, 1), "n": int(d.size)})
     return rows
 
 
@@ -191,7 +194,7 @@ def run_minutes(config: str, run: str, adapter: Path, root: Path, timings: Timin
         return {"minutes": _json(root / adapter / "summary.json", inputs, root)["train_minutes"]}
     if config == "C_dagger":
         parts = []
-        iterations = sorted((root / adapter).parent.glob(f"C_dagger_i*_s{seed}"), key=lambda p: p.name)
+        iterations = sorted((root / adapter).parent.glob(f"C_dagger_i*_s{seed}"), key=_iteration)
         for k, folder in enumerate([*iterations, root / adapter], 1):
             rollout = _json(root / timings.dagger / f"dagger_s{seed}_iter{k}.json", inputs, root)["wall_s"]
             train = _json(folder / "summary.json", inputs, root)["train_minutes"]
@@ -199,12 +202,24 @@ def run_minutes(config: str, run: str, adapter: Path, root: Path, timings: Timin
         return {"minutes": round(sum(p["rollout_minutes"] + p["train_minutes"] for p in parts), 4), "iterations": parts}
     if config == "C_grpo_sparse":
         steps = _log(root / adapter / "train_log.jsonl", inputs, root)
-        return {"minutes": round(sum(e["sample_s"] + e["update_s"] for e in steps) / 60, 4), "steps": len(steps)}
+        summary = _json(root / adapter / "summary.json", inputs, root)
+        # sample_s includes reloading the updated weights into the OpenVINO sampler (ccl/policy/openvino_lora.py):
+        # the pilot's count, kept; the summary's load seconds (the load at construction among them) bound that part
+        return {"minutes": round(sum(e["sample_s"] + e["update_s"] for e in steps) / 60, 4), "steps": len(steps),
+                "sampler_load_minutes": round(summary.get("sampler_load_seconds", 0.0) / 60, 4),
+                "sampler_loads": summary.get("sampler_loads", 0)}
     if config == "C_dpo":
         rollout = _json(root / timings.dpo_rollout, inputs, root)["wall_s"] / 60
         train = _json(root / adapter / "summary.json", inputs, root)["train_minutes"]
         return {"minutes": round(rollout + train, 4), "rollout_minutes": round(rollout, 4), "train_minutes": train}
-    return {"minutes": 0.0}  # C: the start, no extra minutes
+    if config == "C":
+        return {"minutes": 0.0}  # the start: no extra minutes
+    raise ValueError(f"no rule for the minutes of configuration {config!r} (run {run})")
+
+
+def _iteration(folder: Path) -> int:
+    """k of a DAgger iteration's run folder ``C_dagger_i<k>_s<seed>`` (so that i10 sorts after i2)."""
+    return int(folder.name.split("_i", 1)[1].split("_", 1)[0])
 
 
 def minutes(design: StudyDesign, root: Path, timings: Timings, inputs: dict[str, str]) -> dict:
@@ -212,7 +227,7 @@ def minutes(design: StudyDesign, root: Path, timings: Timings, inputs: dict[str,
     runs = {run: run_minutes(config, run, Path(adapter), root, timings, inputs)
             for config, members in design.configs.items() for run, adapter in members.items()}
     mean = {config: round(float(np.mean([runs[r]["minutes"] for r in members])), 4)
-            for config, members in design.configs.items()}
+            for config, members in design.configs.items() if members}
     ref = mean.get(COMPARATOR)
     ratio = {config: (round(m / ref, 4) if ref else None) for config, m in mean.items() if config not in ("C", COMPARATOR)}
     return {"runs": runs, "configs": mean, "ratio_to_comparator": ratio, "tolerance": EQUAL_MINUTES,
@@ -238,13 +253,15 @@ def analyze(root: Path, design: StudyDesign, tasks_dir: Path, runs_dir: Path, ti
     if check["evaluated"] and check[RULER3]:
         raise FreshTaskError(f"the oracle fails {len(check[RULER3])} fresh task(s) under ruler 3 (e.g. {check[RULER3][0]}): "
                              "a defect of the tasks or the ruler; fix it and rerun the study (docs/preregistration-3.md)")
+    # a configuration whose every run was excluded is left out: its contrasts are not computed (Holm p = 1)
     configs = {name: config_data(name, {run: played[run] for run in members}, evaluated_tasks(tasks, played, members),
                                  cfg.primary_splits)
-               for name, members in design.configs.items()}
+               for name, members in design.configs.items() if members}
     families = {}
     for key, (outcome, which, label) in FAMILIES.items():
         contrasts = design.primary if which == "primary" else design.secondary
-        families[key] = {"label": label, "outcome": outcome, **contrast_family(configs, cfg, contrasts, outcome)}
+        families[key] = {"label": label.format(n=len(contrasts)), "outcome": outcome,
+                         **contrast_family(configs, cfg, contrasts, outcome)}
     matched = seed_matched(configs, cfg, design.primary)
     return {"splits": list(cfg.primary_splits), "alpha": cfg.alpha, "n_resamples": cfg.n_resamples,
             "configs": {n: list(d.runs) for n, d in configs.items()}, "families": families,

@@ -11,6 +11,7 @@ The page's helpers that study 2's page already has (tables, p-values, stage time
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,8 +89,18 @@ def conclusion(contrast: Contrast, row: dict | None, role: str) -> str:
 
 
 def conclusions(summary: dict, design: StudyDesign, key: str) -> list[str]:
+    """The family's conclusions in the design's order; a primary contrast Holm rejects carries the seed-stability
+    rule's verdict beside it."""
     rows = {r["contrast"]: r for r in summary["families"][key]["rows"]}
-    return [conclusion(c, rows.get(c.name), ROLES[key][0]) for c in family_contrasts(design, key)]
+    out = []
+    for c in family_contrasts(design, key):
+        sentence = conclusion(c, rows.get(c.name), ROLES[key][0])
+        stable = summary["seed_stable"].get(c.name) if key == "primary" else None
+        if stable is not None:
+            sentence += (" It is seed-stable: each seed-matched difference has its sign." if stable else
+                         " It is not seed-stable: a seed-matched difference does not have its sign.")
+        out.append(sentence)
+    return out
 
 
 def family_table(summary: dict, design: StudyDesign, key: str, power: dict | None) -> str:
@@ -146,11 +157,13 @@ def success_table(summary: dict) -> str:
 def runs_table(summary: dict, root: Path, design: StudyDesign) -> str:
     """Per run: successes under each ruler and the adapter's SHA-256 (from its training summary)."""
     rows = []
+    splits = summary["splits"]
     for r in summary["runs"]:
         sha = read_record(root / design.runs[r["run"]] / "summary.json", "train").get("adapter_sha256", "")
-        rows.append([f"`{r['run']}`", f"{r[RULER3]}/{r['tasks']}", f"{r[RULER2]}/{r['tasks']}",
-                     f"{r[RULER1]}/{r['tasks']}", f"`{sha}`"])
-    return md_table(["run", "ruler 3", "ruler 2", "ruler 1", "adapter SHA-256"], rows)
+        rows.append([f"`{r['run']}`", f"{r[RULER3]}/{r['tasks']}", *(r["by_split"][s] for s in splits),
+                     f"{r[RULER2]}/{r['tasks']}", f"{r[RULER1]}/{r['tasks']}", f"`{sha}`"])
+    return md_table(["run", "ruler 3", *(f"ruler 3, {s}" for s in splits), "ruler 2", "ruler 1", "adapter SHA-256"],
+                    rows)
 
 
 def task_family_table(summary: dict) -> str:
@@ -202,6 +215,17 @@ def grpo_last_step(root: Path, design: StudyDesign) -> tuple[str, str]:
     return (md_table(["run", *keys], monitors),
             md_table(["run", "task family", "ruler-3 success", "red-team flags", "final answer (first 100 characters)"],
                      samples))
+
+
+def grpo_loads(summary: dict) -> str:
+    """What GRPO's minutes hold beyond its optimizer steps: the sampler's weight reloads (the pilot's count)."""
+    runs = {r: m for r, m in summary["minutes"]["runs"].items() if "sampler_loads" in m}
+    if not runs:
+        return ""
+    each = ", ".join(f"`{r}` {m['sampler_loads']} loads, {m['sampler_load_minutes']:.2f} min" for r, m in runs.items())
+    return ("GRPO's minutes are its sampling and update seconds, as the pilot counted them; sampling includes "
+            "reloading the updated weights into the OpenVINO sampler after each update, which the training summary "
+            f"bounds ({each}, the load at construction among them, which no step counts).")
 
 
 def dpo_sentence(root: Path, files: Files) -> str:
@@ -302,11 +326,11 @@ def _bullets(sentences: list[str]) -> str:
 def brief(summary: dict, design: StudyDesign, times: dict, power: dict) -> str:
     pooled = {r["config"]: r for r in summary["success"] if r["split"] == "all"}
     tasks = next(iter(pooled.values()))["tasks"] if pooled else 0
-    success = ", ".join(f"{_name(c)} {_pct(r[RULER3])}" for c, r in pooled.items())
+    success = ", ".join(f"{_name(c)} {_pct(r[RULER3])} ({r['seeds']} seed{'s' if r['seeds'] > 1 else ''})"
+                        for c, r in pooled.items())
     return (f"Study 3 (`docs/preregistration-3.md`): after imitation, how should a fixed budget of minutes be spent?"
             f"{run_sentence(times)}\n"
-            f"On its {tasks} fresh paired tasks, ruler-3 strict success (percent, 95% interval; two seeds for C+, "
-            f"DAgger and GRPO, one for C and DPO): {success}.\n"
+            f"On its {tasks} fresh paired tasks, ruler-3 strict success (percent, 95% interval): {success}.\n"
             f"{answer_sentence(summary, power)}\n\n"
             f"Primary family ({summary['families']['primary']['label']}):\n\n"
             f"{_bullets(conclusions(summary, design, 'primary'))}\n"
@@ -321,7 +345,8 @@ def facts(root: Path, files: Files, summary: dict, design: StudyDesign, times: d
     monitors, samples = grpo_last_step(root, design)
     over = recorded(times) and exceeds(times, BUDGET_MINUTES)
     return {"prereg_sha256": sha256_file(root / files.prereg), "design_sha256": sha256_file(root / files.design),
-            "profile": summary["profile"], "n_tasks": sum(a["tasks"] for a in audit["splits"].values()),
+            "profile": summary["profile"],
+            "n_tasks": next((r["tasks"] for r in summary["success"] if r["split"] == "all"), 0),
             "tasks_by_split": ", ".join(f"{a['tasks']} {s}" for s, a in audit["splits"].items()),
             "power_pct": f"{100 * power['power']:.0f}", "planned_q": f"{100 * power['reverse_share']:.1f}",
             "ci_pct": f"{100 * (1 - summary['alpha']):.0f}", "unadjusted": unadjusted_sentence(summary),
@@ -329,6 +354,9 @@ def facts(root: Path, files: Files, summary: dict, design: StudyDesign, times: d
             "conclusions": {k: conclusions(summary, design, k) for k in summary["families"]},
             "answer": answer_sentence(summary, power),
             "off_budget": summary["minutes"]["off_budget"], "tolerance_pct": f"{100 * summary['minutes']['tolerance']:.0f}",
+            "seeds": ", ".join(f"{_name(c)} {len(runs)}" for c, runs in summary["configs"].items()),
+            "not_amx": recorded(times) and "amx-bf16" not in times["machine"],
+            "grpo_loads": grpo_loads(summary),
             "over_budget": budget_sentence(times, BUDGET_MINUTES) if over else "",
             "tables": {"primary": family_table(summary, design, "primary", power),
                        "secondary": family_table(summary, design, "secondary", None),
@@ -352,13 +380,21 @@ def build(root: Path, files: Files) -> Page:
                 brief(summary, design, times, power))
 
 
+FAMILY_TAG = re.compile(r"\(`[\w-]+`, (?P<family>[\w ]+)\):")
+
+
 def conclusion_check(summary: dict, design: StudyDesign, text: str, keys: tuple[str, ...], where: str) -> list[str]:
-    """``text``'s conclusions on the families ``keys`` against the summary, family by family."""
-    problems = []
-    for key in keys:
-        family = {ROLES[key][0]: summary["families"][key]}
+    """``text``'s conclusions on the families ``keys`` against the summary. Each family is read on its own lines
+    (every conclusion sentence is one line, tagged with its family's name), because the families have different
+    contrasts; a sentence tagged with a family the page does not have is a problem too."""
+    roles = {ROLES[key][0]: key for key in keys}
+    problems = [f"{where}: a conclusion is tagged with the family {m['family']!r}, which is none of {sorted(roles)}"
+                for m in FAMILY_TAG.finditer(text) if m["family"] not in {r for r, _ in ROLES.values()}]
+    for role, key in roles.items():
+        lines = "\n".join(line for line in text.splitlines() if f", {role})" in line)
         names = [c.name for c in family_contrasts(design, key)]
-        problems += conclusion_problems(text, family, names, summary["alpha"], ARM_NAMES, where)
+        problems += conclusion_problems(lines, {role: summary["families"][key]}, names, summary["alpha"], ARM_NAMES,
+                                        where)
     return problems
 
 
