@@ -28,7 +28,7 @@ from .page import html_page
 from .promises import conclusion_problems, stage_time_problems
 from .render import TEMPLATES, blocks, markdown_to_html, with_block
 from .run_time import budget_sentence, exceeds, minutes, time_rows
-from .study2 import _deviation, _num, _p, _pct, md_table, recorded
+from .study2 import _deviation, _num, _p, _pct, md_table, recorded, unadjusted_sentence
 
 
 
@@ -279,11 +279,6 @@ def deviations(root: Path, files: Files) -> list[str]:
         raise InputError(f"{path}: expected a list of sentences, or of mappings with the sentence under 'deviation' "
                          f"(and 'attempt' and 'stopped' for an attempt that was stopped), got {items!r}")
     return [i if isinstance(i, str) else i["deviation"] for i in items]
-
-
-def unadjusted_sentence(summary: dict) -> str:
-    return (f"The {100 * (1 - summary['alpha']):.0f}% intervals are unadjusted: only the p-values are "
-            "Holm-adjusted, within each family.")
 
 
 def run_sentence(times: dict) -> str:
