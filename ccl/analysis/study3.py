@@ -19,7 +19,7 @@ import numpy as np
 from ..artifacts.inputs import read_record, read_rows, split_rows
 from ..artifacts.jsonio import sha256_file
 from ..stats import sign_flip_lattice
-from ..vocabulary import RULER1, RULER2, RULER3, Contrast, parse_run_name
+from ..vocabulary import C, RULER1, RULER2, RULER3, Contrast, parse_run_name
 from .contrasts import aligned_pooled, contrast_family
 from .declared import StudyDesign
 from .intervals import _cell, _pct, interval, pooled
@@ -212,7 +212,7 @@ def run_minutes(config: str, run: str, adapter: Path, root: Path, timings: Timin
         rollout = _json(root / timings.dpo_rollout, inputs, root)["wall_s"] / 60
         train = _json(root / adapter / "summary.json", inputs, root)["train_minutes"]
         return {"minutes": round(rollout + train, 4), "rollout_minutes": round(rollout, 4), "train_minutes": train}
-    if config == "C":
+    if config == C:
         return {"minutes": 0.0}  # the start: no extra minutes
     raise ValueError(f"no rule for the minutes of configuration {config!r} (run {run})")
 
@@ -229,7 +229,7 @@ def minutes(design: StudyDesign, root: Path, timings: Timings, inputs: dict[str,
     mean = {config: round(float(np.mean([runs[r]["minutes"] for r in members])), 4)
             for config, members in design.configs.items() if members}
     ref = mean.get(COMPARATOR)
-    ratio = {config: (round(m / ref, 4) if ref else None) for config, m in mean.items() if config not in ("C", COMPARATOR)}
+    ratio = {config: (round(m / ref, 4) if ref else None) for config, m in mean.items() if config not in (C, COMPARATOR)}
     return {"runs": runs, "configs": mean, "ratio_to_comparator": ratio, "tolerance": EQUAL_MINUTES,
             "off_budget": sorted(c for c, r in ratio.items() if r is None or abs(r - 1) > EQUAL_MINUTES)}
 

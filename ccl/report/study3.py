@@ -23,10 +23,10 @@ from ..artifacts.jsonio import atomic_write_files, sha256_file
 from ..artifacts.shapes import GrpoSample, GrpoStepLog
 from ..config import read_yaml
 from ..errors import InputError
-from ..vocabulary import RULER1, RULER2, RULER3, Contrast
+from ..vocabulary import C, RULER1, RULER2, RULER3, Contrast
 from .page import html_page
 from .promises import conclusion_problems, stage_time_problems
-from .render import TEMPLATES, blocks, markdown_to_html, with_block
+from .render import NAMES, TEMPLATES, blocks, markdown_to_html, with_block
 from .run_time import budget_sentence, exceeds, minutes, time_rows
 from .study2 import _deviation, _num, _p, _pct, md_table, recorded, unadjusted_sentence
 
@@ -53,7 +53,7 @@ EXPECTED_MINUTES = (105, 110)
 SAMPLES_SHOWN = 4  # GRPO's last-step samples the page prints per run (all of them are in samples.jsonl.gz)
 README_BLOCK = "study3-brief"
 # how the conclusions name the configurations (each sentence also names its contrast in code)
-ARM_NAMES = {"C": "C", "C_plus": "C+", "C_dagger": "DAgger", "C_grpo_sparse": "GRPO", "C_dpo": "DPO"}
+ARM_NAMES = {C: C, "C_plus": "C+", "C_dagger": "DAgger", "C_grpo_sparse": "GRPO", "C_dpo": "DPO"}
 # summary family key -> (the role the sentences name, which design family); the README's brief concludes on
 # the primary and the secondary family
 ROLES = {"primary": ("primary", "primary"), "secondary": ("secondary", "secondary"),
@@ -370,7 +370,7 @@ def build(root: Path, files: Files) -> Page:
                       autoescape=False)
     summary, power = read_record(root / files.summary, "analyze"), read_record(root / files.power, "power")
     design, times = read_design(root / files.design), stage_times(root, files)
-    md = env.get_template("study3.md.j2").render(f=facts(root, files, summary, design, times, power))
+    md = env.get_template("study3.md.j2").render(f=facts(root, files, summary, design, times, power), V=NAMES)
     return Page(md, html_page("Study 3: how to spend the minutes after imitation", markdown_to_html(md), page="study3"),
                 brief(summary, design, times, power))
 
