@@ -24,6 +24,7 @@ from .contrasts import contrast_family
 from .intervals import _cell, interval, pooled
 from .repeats import repeats_after_answer
 from .runs import POOLED, AnalyzeConfig, ConfigData, Matrix, build_configs, cell_seed, load_runs
+from .task_families import family_rows
 
 NO_REPEATS = "ruler2_no_repeats"  # ruler 2's success, failed when the episode repeats an answered call
 # The three families in the pre-registration's order: outcome key -> (role, label). The label is the one
@@ -66,20 +67,6 @@ def success_rows(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> list[
     return rows
 
 
-def family_rows(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> list[dict]:
-    """Per configuration and task family, pooled over the primary splits: tasks and ruler-2 successes
-    (descriptive: the pre-registration tests nothing per family)."""
-    rows = []
-    for name, data in configs.items():
-        mat = pooled(data, cfg.primary_splits)
-        families = np.array(mat.strata["family"])
-        for family in sorted(set(families)):
-            keep = families == family
-            rows.append({"config": name, "family": str(family), "tasks": int(keep.sum()),
-                         "ruler2_successes": float(mat.values[RULER2][:, keep].mean(axis=0).sum())})
-    return rows
-
-
 def oracle_check(data: ConfigData | None) -> dict:
     """The oracle's failures on the fresh tasks under each ruler: both must be empty for the tasks to be sound."""
     if data is None:
@@ -114,7 +101,7 @@ def analyze(runs_dir: Path, cfg: AnalyzeConfig) -> dict:
                 for outcome, (role, label) in FAMILIES.items()}
     return {"splits": list(cfg.primary_splits), "alpha": cfg.alpha, "n_resamples": cfg.n_resamples,
             "configs": {n: list(d.runs) for n, d in configs.items()}, "families": families,
-            "success": success_rows(configs, cfg), "families_of_tasks": family_rows(configs, cfg),
+            "success": success_rows(configs, cfg), "families_of_tasks": family_rows(configs, cfg, RULER2),
             "oracle": check, "inputs": inputs,
             "note": (f"Contrasts pooled over {', '.join(cfg.primary_splits)}: a - b in percentage points with an "
                      f"unadjusted {100 * (1 - cfg.alpha):.0f}% task-bootstrap CI ({cfg.n_resamples} resamples) and "

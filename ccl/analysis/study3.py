@@ -24,6 +24,7 @@ from .contrasts import aligned_pooled, contrast_family
 from .declared import StudyDesign
 from .intervals import _cell, _pct, interval, pooled
 from .runs import POOLED, STRATA, AlignmentError, AnalyzeConfig, ConfigData, Matrix, cell_seed
+from .task_families import family_rows
 
 EPISODES = "episodes.jsonl.gz"  # stage evaluate_fresh's file in each run's folder
 ORACLE_RUN = "oracle"
@@ -102,19 +103,6 @@ def run_rows(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> list[dict
                    **{OUTCOMES[k]: int(mat.values[k][i].sum()) for k in OUTCOMES}}
             row["by_split"] = {s: int(data.splits[s].values[RULER3][i].sum()) for s in cfg.primary_splits}
             rows.append(row)
-    return rows
-
-
-def family_rows(configs: Mapping[str, ConfigData], cfg: AnalyzeConfig) -> list[dict]:
-    """Per configuration and task family, pooled: tasks and ruler-3 successes (seed-averaged; descriptive)."""
-    rows = []
-    for name, data in configs.items():
-        mat = pooled(data, cfg.primary_splits)
-        families = np.array(mat.strata["family"])
-        for family in sorted(set(families)):
-            keep = families == family
-            rows.append({"config": name, "family": str(family), "tasks": int(keep.sum()),
-                         "ruler3_successes": float(mat.values[RULER3][:, keep].mean(axis=0).sum())})
     return rows
 
 
@@ -268,7 +256,7 @@ def analyze(root: Path, design: StudyDesign, tasks_dir: Path, runs_dir: Path, ti
             "seed_matched": matched, "seed_stable": seed_stable(families["primary"], matched),
             "seed_disagreement": seed_disagreement(configs, cfg),
             "success": success_rows(configs, cfg), "runs": run_rows(configs, cfg),
-            "families_of_tasks": family_rows(configs, cfg), "minutes": minutes(design, root, timings, inputs),
+            "families_of_tasks": family_rows(configs, cfg, RULER3), "minutes": minutes(design, root, timings, inputs),
             "oracle": check, "inputs": dict(sorted(inputs.items())),
             "note": (f"Contrasts pooled over {', '.join(cfg.primary_splits)}: a - b in percentage points of per-task "
                      f"outcomes averaged over each side's seeds, with an unadjusted {100 * (1 - cfg.alpha):.0f}% "

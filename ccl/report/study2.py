@@ -11,22 +11,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from ..artifacts.inputs import read_record, read_rows
 from ..artifacts.jsonio import atomic_write_files, sha256_file
 from ..artifacts.shapes import GrpoSample, GrpoStepLog
-from ..config import read_yaml
 from ..errors import InputError
 from ..vocabulary import C, C_DAGGER, C_GRPO_DENSE, C_GRPO_SPARSE, RULER2, STUDY2_CONTRASTS, Contrast
 from . import artifacts as A
+from . import study_page
 from .page import html_page
 from .promises import conclusion_problems, stage_time_problems
 from .render import TEMPLATES, blocks, markdown_table, markdown_to_html, with_block
 from .ruler3 import ruler3_table
 from .run_time import budget_sentence, exceeds, minutes, time_rows
+from .study_page import (Page, deviation_items, deviation_sentences, md_table, num, pct, recorded,
+                         unadjusted_sentence)
 from .tables import check_table
 
 # the artifacts the page reads, relative to the root (ccl/report/artifacts.py names them)
@@ -48,54 +49,13 @@ ARM_NAMES = {C: C, C_DAGGER: "DAgger", C_GRPO_SPARSE: "GRPO sparse", C_GRPO_DENS
 BRIEF_ROLES = ("primary", "secondary B")
 
 
-@dataclass(frozen=True)
-class Page:
-    markdown: str
-    html: str
-    brief: str  # the README's study-2 block
-
-
-def md_table(columns: list[str], rows: list[list]) -> str:
-    """A Markdown table; cells are written as given (already formatted)."""
-    lines = ["| " + " | ".join(columns) + " |", "| " + " | ".join("---" for _ in columns) + " |"]
-    return "\n".join(lines + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
-
-
-def _pct(cell: dict | None) -> str:
-    if not cell:
-        return "n/a"
-    return f"{cell['mean']:.1f} [{cell['low']:.1f}, {cell['high']:.1f}]"
-
-
-def _p(p: float) -> str:
-    """A p-value to 4 significant digits, or the bound "< 0.000001" below it (the summary stores it exact)."""
-    return "< 0.000001" if p < 1e-6 else f"{p:.4g}"
-
-
-def unadjusted_sentence(summary: dict) -> str:
-    """What the intervals are: the page and the brief both say it (``promises`` checks the page)."""
-    return (f"The {100 * (1 - summary['alpha']):.0f}% intervals are unadjusted: only the p-values are "
-            "Holm-adjusted, within each family.")
-
-
 def _name(config: str) -> str:
     return ARM_NAMES.get(config, config)
 
 
 def conclusion(contrast: Contrast, row: dict | None, role: str) -> str:
-    """One contrast's answer in one family: detected or not (Holm p against alpha, the row's ``significant``),
-    the direction of a detected difference, the estimate, its unadjusted interval and Holm p.
-    ``promises.conclusion_problems`` reads the sentence back against the summary."""
-    tag = f"(`{contrast.name}`, {role})"
-    if row is None:
-        return (f"{_name(contrast.a)} against {' and '.join(map(_name, contrast.comparators))} {tag}: not computed "
-                "(it enters Holm with p = 1).")
-    if not row["significant"]:
-        verdict = "was not detected to beat"
-    else:
-        verdict = "was detected to beat" if row["diff"] > 0 else "was detected to be worse than"
-    return (f"{_name(row['a'])} {verdict} {_name(row['vs'])} {tag}: {row['diff']:+.1f} points "
-            f"[{row['low']:+.1f}, {row['high']:+.1f}], Holm p {_p(row['p_holm'])}.")
+    """One contrast's answer in one family (``study_page.conclusion``, with study 2's names)."""
+    return study_page.conclusion(contrast, row, role, ARM_NAMES)
 
 
 def conclusions(family: dict) -> list[str]:
@@ -113,28 +73,14 @@ def family_of(summary: dict, role: str) -> tuple[str, dict]:
 
 
 def family_table(family: dict, power: dict) -> str:
-    """One family's contrasts: difference, 95% CI, exact p, Holm p, MDE, tasks, wins, observed q."""
+    """One family's contrasts: difference, CI, exact p, Holm p, MDE, tasks, wins, observed q."""
     mde = {r["contrast"]: r["mde"] for r in power["contrasts"]}
-    rows = []
-    by_name = {r["contrast"]: r for r in family["rows"]}
-    for c in STUDY2_CONTRASTS:
-        r = by_name.get(c.name)
-        if r is None:
-            rows.append([f"`{c.name}`", "not computed (enters Holm with p = 1)"] + [""] * 9)
-            continue
-        part = r["components"][0]
-        m = mde.get(c.name)
-        rows.append([f"`{c.name}`", f"{r['a_success']:.1f}", f"{part['b_success']:.1f}", f"{r['diff']:+.1f}",
-                     f"[{r['low']:+.1f}, {r['high']:+.1f}]", _p(r["p"]), _p(r["p_holm"]),
-                     "n/a" if m is None else f"{100 * m:.1f}", r["n"], f"{part['a_wins']} / {part['b_wins']}",
-                     f"{100 * part['reverse_share']:.1f}"])
-    return md_table(["contrast", "a (%)", "b (%)", "a - b", "CI", "exact p", "Holm p", "MDE", "tasks",
-                     "wins a / b", "observed q (%)"], rows)
+    return study_page.family_table(family["rows"], STUDY2_CONTRASTS, mde, ci_label="CI", seeds=False)
 
 
 def success_table(summary: dict) -> str:
     roles = sorted(((o, f["role"]) for o, f in summary["families"].items()), key=lambda x: x[1])
-    rows = [[f"`{r['config']}`", r["split"], r["tasks"], *(_pct(r[o]) for o, _ in roles)] for r in summary["success"]]
+    rows = [[f"`{r['config']}`", r["split"], r["tasks"], *(pct(r[o]) for o, _ in roles)] for r in summary["success"]]
     return md_table(["configuration", "split", "tasks", *(f"{role} outcome" for _, role in roles)], rows)
 
 
@@ -151,14 +97,7 @@ def oracle_sentence(check: dict) -> str:
 
 
 def stage_times(root: Path) -> dict:
-    """The run's stage-time record, or an empty one before the run has written it."""
-    return read_record(root / TIMES, "timed_repro") if (root / TIMES).is_file() else {}
-
-
-def recorded(times: dict) -> bool:
-    """Whether ``times`` is a run's record (``scripts/stage_times.py --json``) rather than the placeholder
-    committed before the run."""
-    return "total_s" in times
+    return study_page.stage_times(root / TIMES)
 
 
 def times_text(times: dict) -> str:
@@ -186,17 +125,11 @@ def adapters_table(root: Path) -> str:
 
 
 def curve_table(power: dict) -> str:
-    """The MDE of each contrast against the planning value q (the pre-registration's curve)."""
-    names = [c.name for c in STUDY2_CONTRASTS]
-    rows = [[f"{100 * point['reverse_share']:.1f}", *("n/a" if point.get(n) is None else f"{100 * point[n]:.1f}"
-                                                      for n in names)] for point in power["curve"]]
-    return md_table(["q (%)", *(f"`{n}` MDE" for n in names)], rows)
+    return study_page.curve_table(power, [c.name for c in STUDY2_CONTRASTS])
 
 
 def task_family_table(summary: dict) -> str:
-    rows = [[f"`{r['config']}`", r["family"], r["tasks"], f"{r['ruler2_successes']:g}"]
-            for r in summary.get("families_of_tasks", [])]
-    return md_table(["configuration", "task family", "tasks", "ruler-2 successes"], rows) if rows else "n/a"
+    return study_page.task_family_table(summary, RULER2, "ruler-2 successes")
 
 
 def three_rulers_table(root: Path) -> str:
@@ -216,17 +149,13 @@ def dagger_table(root: Path) -> str:
     return md_table(["iteration", *keys], rows) if rows else "No DAgger iteration has run."
 
 
-def _num(v: object) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
-
-
 def grpo_last_step(root: Path) -> tuple[str, str]:
     """Each GRPO arm's monitors at its last step (train_log.jsonl) and a few of that step's samples."""
     keys = ["step", "reward", "success", "kl", "zero_spread_groups", "flagged", "flagged_and_passed"]
     monitors, samples = [], []
     for log in sorted((root / RUNS).glob("C_grpo_*/train_log.jsonl")):
         last = read_rows(log, "grpo_train", GrpoStepLog, need_rows=True)[-1]
-        monitors.append([f"`{log.parent.name}`", *(_num(last.get(k)) for k in keys)])
+        monitors.append([f"`{log.parent.name}`", *(num(last.get(k)) for k in keys)])
         samples_file = log.parent / "samples.jsonl.gz"
         rows = [r for r in read_rows(samples_file, "grpo_train", GrpoSample) if r["step"] == last["step"]]
         for r in rows[:SAMPLES_SHOWN]:
@@ -247,34 +176,14 @@ class Attempt:
     stopped: str
 
 
-def _deviation(item: Any) -> bool:
-    """A sentence, or a mapping with its sentence under ``deviation`` and, for an attempt that was stopped,
-    that attempt's folder (``attempt``) and when it stopped (``stopped``), both or neither."""
-    if isinstance(item, str):
-        return True
-    if not isinstance(item, dict) or not isinstance(item.get("deviation"), str):
-        return False
-    extra = set(item) - {"deviation"}
-    return extra in (set(), {"attempt", "stopped"}) and all(isinstance(item[k], str) for k in extra)
-
-
-def _deviation_items(root: Path) -> list:
-    path = root / DEVIATIONS
-    items = read_yaml(path, InputError) if path.is_file() else []
-    if not isinstance(items, list) or not all(_deviation(i) for i in items):
-        raise InputError(f"{path}: expected a list of sentences, or of mappings with the sentence under 'deviation' "
-                         f"(and 'attempt' and 'stopped' for an attempt that was stopped), got {items!r}")
-    return items
-
-
 def deviations(root: Path) -> list[str]:
     """The deviations the run recorded, one sentence each (``study2/deviations.yaml``: a list)."""
-    return [i if isinstance(i, str) else i["deviation"] for i in _deviation_items(root)]
+    return deviation_sentences(root / DEVIATIONS)
 
 
 def attempts(root: Path) -> list[Attempt]:
     """The attempts stopped before the complete run, in the order the deviations list them."""
-    items = _deviation_items(root)
+    items = deviation_items(root / DEVIATIONS)
     return [Attempt(i["attempt"], i["stopped"]) for i in items if isinstance(i, dict) and "attempt" in i]
 
 
@@ -382,7 +291,7 @@ def brief(summary: dict, times: dict, power: dict, stopped: list[Attempt]) -> st
     _, repeats = family_of(summary, "secondary B")
     pooled = {r["config"]: r for r in summary["success"] if r["split"] == "all"}
     tasks = next(iter(pooled.values()))["tasks"] if pooled else 0
-    success = ", ".join(f"{c} {_pct(r[RULER2])}" for c, r in pooled.items())
+    success = ", ".join(f"{c} {pct(r[RULER2])}" for c, r in pooled.items())
     return (f"Study 2 (`docs/preregistration-2.md`): does learning from its own mistakes beat imitation?"
             f"{run_sentence(times, stopped)}\n"
             f"On its {tasks} fresh paired tasks, ruler-2 strict success (percent, 95% interval): {success}.\n"

@@ -6,8 +6,8 @@ writes after the run), the fresh pool's audit, the design, the adapters' summari
 the BFCL table and the deviations the run recorded (``study3/deviations.yaml``). ``check`` holds the written
 page to the pre-registration's promises, and every conclusion sentence of the page and of the README's brief
 (one per contrast: detected or not, its direction, estimate, interval and Holm p) to the summary's numbers.
-The page's helpers that study 2's page already has (tables, p-values, stage times, deviations) are used from
-``ccl.report.study2`` rather than copied.
+The pieces both studies' pages have (tables, p-values, conclusion sentences, stage times, deviations) come from
+``ccl.report.study_page``.
 """
 from __future__ import annotations
 
@@ -21,14 +21,13 @@ from ..analysis.declared import StudyDesign, read_design
 from ..artifacts.inputs import read_record, read_rows
 from ..artifacts.jsonio import atomic_write_files, sha256_file
 from ..artifacts.shapes import GrpoSample, GrpoStepLog
-from ..config import read_yaml
-from ..errors import InputError
-from ..vocabulary import C, RULER1, RULER2, RULER3, Contrast
+from ..vocabulary import C, C_DAGGER, C_DPO, C_GRPO_SPARSE, RULER1, RULER2, RULER3, Contrast
+from . import study_page
 from .page import html_page
 from .promises import conclusion_problems, stage_time_problems
 from .render import NAMES, TEMPLATES, blocks, markdown_to_html, with_block
 from .run_time import budget_sentence, exceeds, minutes, time_rows
-from .study2 import _deviation, _num, _p, _pct, md_table, recorded, unadjusted_sentence
+from .study_page import Page, deviation_sentences, md_table, num, p_text, pct, recorded, unadjusted_sentence
 
 
 
@@ -53,19 +52,12 @@ EXPECTED_MINUTES = (105, 110)
 SAMPLES_SHOWN = 4  # GRPO's last-step samples the page prints per run (all of them are in samples.jsonl.gz)
 README_BLOCK = "study3-brief"
 # how the conclusions name the configurations (each sentence also names its contrast in code)
-ARM_NAMES = {C: C, "C_plus": "C+", "C_dagger": "DAgger", "C_grpo_sparse": "GRPO", "C_dpo": "DPO"}
+ARM_NAMES = {C: C, "C_plus": "C+", C_DAGGER: "DAgger", C_GRPO_SPARSE: "GRPO", C_DPO: "DPO"}
 # summary family key -> (the role the sentences name, which design family); the README's brief concludes on
 # the primary and the secondary family
 ROLES = {"primary": ("primary", "primary"), "secondary": ("secondary", "secondary"),
          "sensitivity_ruler2": ("ruler 2 sensitivity", "primary")}
 BRIEF_FAMILIES = ("primary", "secondary")
-
-
-@dataclass(frozen=True)
-class Page:
-    markdown: str
-    html: str
-    brief: str  # the README's study-3 block
 
 
 def _name(config: str) -> str:
@@ -77,15 +69,8 @@ def family_contrasts(design: StudyDesign, key: str) -> tuple[Contrast, ...]:
 
 
 def conclusion(contrast: Contrast, row: dict | None, role: str) -> str:
-    """One contrast's answer in one family (``promises.conclusion_problems`` reads it back)."""
-    tag = f"(`{contrast.name}`, {role})"
-    if row is None:
-        return (f"{_name(contrast.a)} against {' and '.join(map(_name, contrast.comparators))} {tag}: not computed "
-                "(it enters Holm with p = 1).")
-    verdict = ("was not detected to beat" if not row["significant"] else
-               "was detected to beat" if row["diff"] > 0 else "was detected to be worse than")
-    return (f"{_name(row['a'])} {verdict} {_name(row['vs'])} {tag}: {row['diff']:+.1f} points "
-            f"[{row['low']:+.1f}, {row['high']:+.1f}], Holm p {_p(row['p_holm'])}.")
+    """One contrast's answer in one family (``study_page.conclusion``, with study 3's names)."""
+    return study_page.conclusion(contrast, row, role, ARM_NAMES)
 
 
 def conclusions(summary: dict, design: StudyDesign, key: str) -> list[str]:
@@ -104,30 +89,16 @@ def conclusions(summary: dict, design: StudyDesign, key: str) -> list[str]:
 
 
 def family_table(summary: dict, design: StudyDesign, key: str, power: dict | None) -> str:
-    """A family's contrasts: the success of each side, difference, 95% CI, exact p, Holm p, MDE (primary only),
-    tasks, the tasks each side wins (seed-averaged), seeds and the observed q."""
+    """A family's contrasts in the design's order, with each side's seeds; the MDE for the primary only."""
     mde = {r["contrast"]: r["mde"] for r in power["contrasts"]} if power else {}
-    by_name = {r["contrast"]: r for r in summary["families"][key]["rows"]}
-    rows = []
-    for c in family_contrasts(design, key):
-        r = by_name.get(c.name)
-        if r is None:
-            rows.append([f"`{c.name}`", "not computed (enters Holm with p = 1)"] + [""] * 10)
-            continue
-        part = r["components"][0]
-        m = mde.get(c.name)
-        rows.append([f"`{c.name}`", f"{r['a_success']:.1f}", f"{part['b_success']:.1f}", f"{r['diff']:+.1f}",
-                     f"[{r['low']:+.1f}, {r['high']:+.1f}]", _p(r["p"]), _p(r["p_holm"]),
-                     "n/a" if m is None else f"{100 * m:.1f}", r["n"], f"{part['a_wins']} / {part['b_wins']}",
-                     f"{r['seeds_a']} / {part['seeds_b']}", f"{100 * part['reverse_share']:.1f}"])
-    return md_table(["contrast", "a (%)", "b (%)", "a - b", "95% CI", "exact p", "Holm p", "MDE", "tasks",
-                     "wins a / b", "seeds a / b", "observed q (%)"], rows)
+    return study_page.family_table(summary["families"][key]["rows"], family_contrasts(design, key), mde,
+                                   ci_label="95% CI", seeds=True)
 
 
 def seed_table(summary: dict) -> str:
     stable = summary["seed_stable"]
     rows = [[f"`{m['contrast']}`", m["seed"], f"`{m['a_run']}` - `{m['b_run']}`", f"{m['diff']:+.1f}",
-             f"{m['a_wins']} / {m['b_wins']}", _p(m["p"]),
+             f"{m['a_wins']} / {m['b_wins']}", p_text(m["p"]),
              {True: "yes", False: "no", None: "n/a (not rejected)"}[stable.get(m["contrast"])]]
             for m in summary["seed_matched"]]
     return md_table(["contrast", "seed", "runs", "a - b", "wins a / b", "McNemar exact p", "seed-stable"], rows)
@@ -149,7 +120,7 @@ def minutes_table(summary: dict) -> str:
 
 
 def success_table(summary: dict) -> str:
-    rows = [[f"`{r['config']}`", r["seeds"], r["split"], r["tasks"], *(_pct(r[k]) for k in (RULER3, RULER2, RULER1))]
+    rows = [[f"`{r['config']}`", r["seeds"], r["split"], r["tasks"], *(pct(r[k]) for k in (RULER3, RULER2, RULER1))]
             for r in summary["success"]]
     return md_table(["configuration", "seeds", "split", "tasks", "ruler 3 (primary)", "ruler 2", "ruler 1"], rows)
 
@@ -167,16 +138,11 @@ def runs_table(summary: dict, root: Path, design: StudyDesign) -> str:
 
 
 def task_family_table(summary: dict) -> str:
-    rows = [[f"`{r['config']}`", r["family"], r["tasks"], f"{r['ruler3_successes']:g}"]
-            for r in summary["families_of_tasks"]]
-    return md_table(["configuration", "task family", "tasks", "ruler-3 successes (seed mean)"], rows)
+    return study_page.task_family_table(summary, RULER3, "ruler-3 successes (seed mean)")
 
 
 def curve_table(power: dict) -> str:
-    names = [r["contrast"] for r in power["contrasts"]]
-    rows = [[f"{100 * pt['reverse_share']:.1f}", *("n/a" if pt.get(n) is None else f"{100 * pt[n]:.1f}" for n in names)]
-            for pt in power["curve"]]
-    return md_table(["q (%)", *(f"`{n}` MDE" for n in names)], rows)
+    return study_page.curve_table(power, [r["contrast"] for r in power["contrasts"]])
 
 
 def oracle_sentence(check: dict) -> str:
@@ -203,7 +169,7 @@ def grpo_last_step(root: Path, design: StudyDesign) -> tuple[str, str]:
     for run, adapter in design.configs.get("C_grpo_sparse", {}).items():
         log = root / adapter / "train_log.jsonl"
         last = read_rows(log, "grpo_train", GrpoStepLog, need_rows=True)[-1]
-        monitors.append([f"`{run}`", *(_num(last.get(k)) for k in keys)])
+        monitors.append([f"`{run}`", *(num(last.get(k)) for k in keys)])
         rows = [r for r in read_rows(root / adapter / "samples.jsonl.gz", "grpo_train", GrpoSample)
                 if r["step"] == last["step"]]
         for r in rows[:SAMPLES_SHOWN]:
@@ -232,7 +198,7 @@ def dpo_sentence(root: Path, files: Files) -> str:
     if not (root / files.dpo_stats).is_file():
         return "DPO's pairs: not built."
     s = read_record(root / files.dpo_stats, "dpo_pairs")
-    return f"DPO's pairs (`{files.dpo_stats}`): " + ", ".join(f"{k} {_num(v)}" for k, v in s.items()
+    return f"DPO's pairs (`{files.dpo_stats}`): " + ", ".join(f"{k} {num(v)}" for k, v in s.items()
                                                                       if isinstance(v, (int, float))) + "."
 
 
@@ -255,7 +221,7 @@ def _wilson(cell: dict) -> str:
 
 
 def stage_times(root: Path, files: Files) -> dict:
-    return read_record(root / files.times, "timed_repro") if (root / files.times).is_file() else {}
+    return study_page.stage_times(root / files.times)
 
 
 def times_text(times: dict, files: Files) -> str:
@@ -273,12 +239,7 @@ def times_text(times: dict, files: Files) -> str:
 
 def deviations(root: Path, files: Files) -> list[str]:
     """The deviations the run recorded (``study3/deviations.yaml``: a list, in study 2's format)."""
-    path = root / files.deviations
-    items = read_yaml(path, InputError) if path.is_file() else []
-    if not isinstance(items, list) or not all(_deviation(i) for i in items):
-        raise InputError(f"{path}: expected a list of sentences, or of mappings with the sentence under 'deviation' "
-                         f"(and 'attempt' and 'stopped' for an attempt that was stopped), got {items!r}")
-    return [i if isinstance(i, str) else i["deviation"] for i in items]
+    return deviation_sentences(root / files.deviations)
 
 
 def run_sentence(times: dict) -> str:
@@ -321,7 +282,7 @@ def _bullets(sentences: list[str]) -> str:
 def brief(summary: dict, design: StudyDesign, times: dict, power: dict) -> str:
     pooled = {r["config"]: r for r in summary["success"] if r["split"] == "all"}
     tasks = next(iter(pooled.values()))["tasks"] if pooled else 0
-    success = ", ".join(f"{_name(c)} {_pct(r[RULER3])} ({r['seeds']} seed{'s' if r['seeds'] > 1 else ''})"
+    success = ", ".join(f"{_name(c)} {pct(r[RULER3])} ({r['seeds']} seed{'s' if r['seeds'] > 1 else ''})"
                         for c, r in pooled.items())
     return (f"Study 3 (`docs/preregistration-3.md`): after imitation, how should a fixed budget of minutes be spent?"
             f"{run_sentence(times)}\n"
