@@ -19,7 +19,7 @@ import numpy as np
 from ..artifacts.inputs import read_record, read_rows, split_rows
 from ..artifacts.jsonio import sha256_file
 from ..stats import sign_flip_lattice
-from ..vocabulary import C, RULER1, RULER2, RULER3, Contrast, parse_run_name
+from ..vocabulary import C, C_DAGGER, C_DPO, C_GRPO_SPARSE, RULER1, RULER2, RULER3, Contrast, parse_run_name
 from .contrasts import aligned_pooled, contrast_family
 from .declared import StudyDesign
 from .intervals import _cell, _pct, interval, pooled
@@ -178,17 +178,17 @@ def run_minutes(config: str, run: str, adapter: Path, root: Path, timings: Timin
     optimizer steps; never model loading or validation readings. DAgger's iteration runs sit beside its last
     run (``C_dagger_i<k>_s<seed>``)."""
     seed = run.rsplit("_s", 1)[1]
-    if config == "C_plus":
+    if config == COMPARATOR:
         return {"minutes": _json(root / adapter / "summary.json", inputs, root)["train_minutes"]}
-    if config == "C_dagger":
+    if config == C_DAGGER:
         parts = []
-        iterations = sorted((root / adapter).parent.glob(f"C_dagger_i*_s{seed}"), key=_iteration)
+        iterations = sorted((root / adapter).parent.glob(f"{C_DAGGER}_i*_s{seed}"), key=_iteration)
         for k, folder in enumerate([*iterations, root / adapter], 1):
             rollout = _json(root / timings.dagger / f"dagger_s{seed}_iter{k}.json", inputs, root)["wall_s"]
             train = _json(folder / "summary.json", inputs, root)["train_minutes"]
             parts.append({"iteration": k, "rollout_minutes": round(rollout / 60, 4), "train_minutes": train})
         return {"minutes": round(sum(p["rollout_minutes"] + p["train_minutes"] for p in parts), 4), "iterations": parts}
-    if config == "C_grpo_sparse":
+    if config == C_GRPO_SPARSE:
         steps = _log(root / adapter / "train_log.jsonl", inputs, root)
         summary = _json(root / adapter / "summary.json", inputs, root)
         # sample_s includes reloading the updated weights into the OpenVINO sampler (ccl/policy/openvino_lora.py):
@@ -196,7 +196,7 @@ def run_minutes(config: str, run: str, adapter: Path, root: Path, timings: Timin
         return {"minutes": round(sum(e["sample_s"] + e["update_s"] for e in steps) / 60, 4), "steps": len(steps),
                 "sampler_load_minutes": round(summary.get("sampler_load_seconds", 0.0) / 60, 4),
                 "sampler_loads": summary.get("sampler_loads", 0)}
-    if config == "C_dpo":
+    if config == C_DPO:
         rollout = _json(root / timings.dpo_rollout, inputs, root)["wall_s"] / 60
         train = _json(root / adapter / "summary.json", inputs, root)["train_minutes"]
         return {"minutes": round(rollout + train, 4), "rollout_minutes": round(rollout, 4), "train_minutes": train}

@@ -166,7 +166,7 @@ def grpo_last_step(root: Path, design: StudyDesign) -> tuple[str, str]:
     """Each GRPO run's monitors at its last step and a few of that step's samples."""
     keys = ["step", "reward", "kl", "zero_spread_groups", "screened", "flagged", "updated"]
     monitors, samples = [], []
-    for run, adapter in design.configs.get("C_grpo_sparse", {}).items():
+    for run, adapter in design.configs.get(C_GRPO_SPARSE, {}).items():
         log = root / adapter / "train_log.jsonl"
         last = read_rows(log, "grpo_train", GrpoStepLog, need_rows=True)[-1]
         monitors.append([f"`{run}`", *(num(last.get(k)) for k in keys)])

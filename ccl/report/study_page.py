@@ -2,7 +2,9 @@
 tables and cells, the conclusion sentence of one contrast, the table of a family of contrasts, the MDE curve,
 the task-family table, the stage-time record and the deviations file.
 
-Each page keeps its own wording around these; the shared pieces write the same bytes for both.
+Each page keeps its own wording around these and passes what differs (its names, contrasts, outcome, the
+family table's interval heading and whether it shows seeds). A summary without per-family successes gets
+"n/a" where that table would stand.
 """
 from __future__ import annotations
 
